@@ -1,0 +1,7 @@
+//! Sans-IO protocol cores.
+//!
+//! Nothing in here performs I/O, spawns tasks, reads a clock or depends on libp2p: bytes and events
+//! go in, actions come out, and time is passed in by the caller. The same code therefore runs in
+//! the deterministic simulator (`crate::sim`), in native peers and in the browser.
+
+pub mod framing;
