@@ -1,4 +1,13 @@
 //! syncscope's node library: Bitswap 1.2.0 and Swarm pull-sync as sans-IO cores, the libp2p glue
 //! that runs them, storage and metrics. It builds for `wasm32-unknown-unknown` and natively.
+//!
+//! - [`proto`]: the sans-IO protocol cores; no I/O, no clock, no libp2p.
+//! - [`net`]: libp2p glue; the only place where transports differ between targets.
+//! - [`store`]: storage backends.
+//! - [`rt`]: spawning and sleeping on tokio or in the browser.
 
+pub mod cond_send;
+pub mod net;
 pub mod proto;
+pub mod rt;
+pub mod store;

@@ -1,0 +1,91 @@
+//! `syncscope-relay`: the native relay that turns browser tabs into a network.
+
+mod cli;
+mod http;
+mod identity;
+mod network;
+
+use std::net::SocketAddr;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use tracing_subscriber::EnvFilter;
+
+fn main() -> ExitCode {
+    let args = match cli::parse() {
+        Ok(args) => args,
+        Err(e) if !e.use_stderr() => {
+            let _ = e.print();
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            eprintln!("error: {}", cli::one_line(&e));
+            return ExitCode::from(2);
+        }
+    };
+    init_logging();
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(args)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn init_logging() {
+    let filter = EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| EnvFilter::new("info,libp2p_webrtc=warn,webrtc=warn"));
+    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
+}
+
+async fn run(args: cli::Args) -> Result<()> {
+    http::check_dist(&args.dist)?;
+    let http_listener = http::bind(SocketAddr::new(args.listen_addr, args.http_port)).await?;
+    let identity = identity::load_or_create(&args.data_dir)?;
+    let mut network = network::Network::new(identity, &args).await?;
+    network.wait_listening().await?;
+    let snapshot = network.subscribe();
+    for (_, addr) in &snapshot.borrow().addrs {
+        println!("libp2p: {addr}");
+    }
+    println!("syncscope relay ready: http://{}/", http_listener.local_addr()?);
+    let app = http::router(&args.dist, snapshot);
+    let server = axum::serve(http_listener, app).with_graceful_shutdown(shutdown_signal());
+    tokio::select! {
+        result = server => result?,
+        result = network.run() => result?,
+    }
+    tracing::info!("shut down");
+    Ok(())
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
+    tracing::info!("shutting down");
+}
