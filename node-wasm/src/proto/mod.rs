@@ -5,3 +5,4 @@
 //! the deterministic simulator (`crate::sim`), in native peers and in the browser.
 
 pub mod framing;
+pub mod swarm;
