@@ -2,6 +2,7 @@
 //! a link with fixed latency, on virtual time.
 
 use super::*;
+use crate::metrics::PullsyncMetrics;
 use crate::proto::framing::encode_frame;
 use crate::proto::swarm::{self, Address, ChunkRef, Stamp, STAMP_SIZE};
 use bytes::Bytes;
@@ -63,8 +64,9 @@ struct Pair {
     synced: Vec<(u8, u64, u64, bool)>,
     pull_errors: Vec<PullError>,
     serve_errors: Vec<ServeError>,
-    /// Deliveries as the wire carried them: (stream, frame length).
+    /// Lengths of the frames the server sent.
     server_frames: Vec<usize>,
+    metrics: PullsyncMetrics,
 }
 
 impl Pair {
@@ -91,6 +93,7 @@ impl Pair {
             pull_errors: Vec::new(),
             serve_errors: Vec::new(),
             server_frames: Vec::new(),
+            metrics: PullsyncMetrics::new(now),
         }
     }
 
@@ -177,6 +180,7 @@ impl Pair {
             });
         }
         while let Some(event) = self.puller.poll_event() {
+            self.metrics.observe(self.now, &event);
             match event {
                 PullerEvent::Chunk { chunk, .. } => {
                     self.delivered.push((self.now, chunk.chunk_ref()));
@@ -407,6 +411,10 @@ fn rate_limit_holds_a_peer_to_250_chunks_per_second() {
     let rate = 1250.0 / span.as_secs_f64();
     assert!((rate - 250.0).abs() < 15.0, "sustained {rate} chunks/s");
     assert!(pair.server.stats().throttled >= 6);
+    // The per-second delivery series shows the limiter exactly: one page per second.
+    let samples: Vec<f64> = pair.metrics.delivery_rate().samples().map(|s| s.rate).collect();
+    assert_eq!(samples[samples.len() - 6..], [250.0; 6]);
+    assert_eq!(pair.metrics.delivery_rate().total(), 2000);
 }
 
 #[test]
