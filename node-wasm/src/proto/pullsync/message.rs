@@ -83,6 +83,11 @@ pub(crate) fn decode<M: prost::Message + Default>(body: Bytes) -> Result<M, Fram
     M::decode(body).map_err(|e| FrameError::Protobuf(e.to_string()))
 }
 
+/// Decodes one frame body into `msg`, appending to its repeated fields (to reuse their vectors).
+pub(crate) fn merge<M: prost::Message>(msg: &mut M, body: Bytes) -> Result<(), FrameError> {
+    msg.merge(body).map_err(|e| FrameError::Protobuf(e.to_string()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

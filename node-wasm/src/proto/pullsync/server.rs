@@ -114,6 +114,8 @@ pub struct Server<P> {
     transmits: VecDeque<Transmit<P>>,
     events: VecDeque<ServerEvent<P>>,
     out: BytesMut,
+    /// Reused for every batch so its vector is allocated once.
+    batch: DeliveryBatch,
     stats: ServerStats,
 }
 
@@ -128,6 +130,7 @@ impl<P: Copy + Eq + Hash + Debug> Server<P> {
             transmits: VecDeque::new(),
             events: VecDeque::new(),
             out: BytesMut::new(),
+            batch: DeliveryBatch::default(),
             stats: ServerStats::default(),
         }
     }
@@ -431,10 +434,12 @@ impl<P: Copy + Eq + Hash + Debug> Server<P> {
         let (encoded, sent, missing) = match inbound.protocol {
             Protocol::PullsyncBatched => {
                 let take = MAX_BATCH.min(chunks.len());
-                let deliveries: Vec<Delivery> =
-                    chunks.drain(..take).map(|(r, c)| delivery_message(&r, c.as_ref())).collect();
-                let missing = deliveries.iter().filter(|d| d.data.is_empty()).count();
-                (encode(&mut self.out, &DeliveryBatch { deliveries }), take, missing)
+                let batch = &mut self.batch.deliveries;
+                batch.extend(chunks.drain(..take).map(|(r, c)| delivery_message(&r, c.as_ref())));
+                let missing = batch.iter().filter(|d| d.data.is_empty()).count();
+                let encoded = encode(&mut self.out, &self.batch);
+                self.batch.deliveries.clear();
+                (encoded, take, missing)
             }
             _ => {
                 let (r, c) = chunks.pop_front()?;
