@@ -4,9 +4,11 @@
 //! - [`proto`]: the sans-IO protocol cores; no I/O, no clock, no libp2p.
 //! - [`net`]: libp2p glue; the only place where transports differ between targets.
 //! - [`store`]: storage backends.
+//! - [`metrics`]: counters and fixed-interval timeseries recorded from core events.
 //! - [`rt`]: spawning and sleeping on tokio or in the browser.
 
 pub mod cond_send;
+pub mod metrics;
 pub mod net;
 pub mod proto;
 pub mod rt;

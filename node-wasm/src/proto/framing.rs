@@ -99,6 +99,20 @@ pub fn encode_frame<M: prost::Message>(msg: &M, max_len: usize) -> Result<Vec<u8
     Ok(out)
 }
 
+/// Appends `msg` as one frame to `out`, refusing messages whose body exceeds `max_len`. Writing
+/// into a caller-owned buffer lets hot paths reuse one allocation for many frames.
+pub fn encode_frame_into<M: prost::Message>(
+    msg: &M,
+    max_len: usize,
+    out: &mut BytesMut,
+) -> Result<(), FrameError> {
+    let len = msg.encoded_len();
+    if len > max_len {
+        return Err(FrameError::TooLarge { len, max: max_len });
+    }
+    msg.encode_length_delimited(out).map_err(|e| FrameError::Protobuf(e.to_string()))
+}
+
 /// Size on the wire of a frame holding `msg`: prefix plus body.
 pub fn framed_len<M: prost::Message>(msg: &M) -> usize {
     let len = msg.encoded_len();
@@ -138,6 +152,17 @@ mod tests {
         }
         assert_eq!(out, vec![probe(300)]);
         dec.finish().unwrap();
+    }
+
+    #[test]
+    fn encode_into_matches_encode() {
+        let mut out = BytesMut::new();
+        encode_frame_into(&probe(300), 1024, &mut out).unwrap();
+        assert_eq!(&out[..], &encode_frame(&probe(300), 1024).unwrap()[..]);
+        assert_eq!(
+            encode_frame_into(&probe(200), 100, &mut out),
+            Err(FrameError::TooLarge { len: 203, max: 100 })
+        );
     }
 
     #[test]

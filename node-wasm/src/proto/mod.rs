@@ -5,3 +5,5 @@
 //! the deterministic simulator (`crate::sim`), in native peers and in the browser.
 
 pub mod framing;
+pub mod pullsync;
+pub mod swarm;

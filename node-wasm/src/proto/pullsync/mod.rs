@@ -1,0 +1,86 @@
+//! Swarm pull-sync (ethersphere/bee `pkg/pullsync` and `pkg/puller`, protocol 1.4.0) as two
+//! sans-IO cores: a [`Server`] that serves this node's reserve and a [`Puller`] that syncs from
+//! peers. Neither performs I/O or reads a clock; time is passed in.
+//!
+//! # Streams
+//!
+//! Every exchange runs on its own stream, as in bee: a cursors stream carries Syn then Ack; a
+//! pull-sync stream carries one page: Get, Offer, Want, then the deliveries. The cores name
+//! streams with a [`StreamId`] and speak to the glue in raw bytes, so that they, not the glue,
+//! enforce the 128 KiB message cap, detect truncation and decode each message as what the
+//! exchange expects next (protobuf messages carry no type tag).
+//!
+//! Batched delivery uses its own protocol name ([`BATCHED_PROTOCOL_NAME`]): a puller configured
+//! for [`DeliveryMode::Batched`] opens it, one configured for streamed delivery opens bee's
+//! [`PROTOCOL_NAME`]. A server answers both, so bee pullers keep working against a batched node.
+//!
+//! # What the glue does
+//!
+//! Per node: register [`PROTOCOL_NAME`], [`BATCHED_PROTOCOL_NAME`] and
+//! [`CURSORS_PROTOCOL_NAME`] as inbound protocols for the server.
+//!
+//! Per peer: on connect, [`Puller::add_peer`] with the peer's overlay; on disconnect,
+//! [`Puller::remove_peer`] and [`Server::handle_peer_disconnected`]. When the storage radius
+//! changes, [`Puller::set_storage_radius`].
+//!
+//! Per outbound stream (the puller's): [`StreamAction::Open`] opens a stream for that
+//! [`StreamId`] on the protocol given; the `Send`s that follow are written to it in order,
+//! `Finish` closes the writing side, `Reset` aborts it. Bytes read go to
+//! [`Puller::handle_data`]; end of stream to [`Puller::handle_stream_finished`]; a failed open,
+//! a reset or a lost connection to [`Puller::handle_stream_failed`].
+//!
+//! Per inbound stream (the server's): pick a [`StreamId`] unique for the peer, call
+//! [`Server::handle_stream_opened`], then [`Server::handle_data`] for bytes read,
+//! [`Server::handle_stream_finished`] at end of stream and [`Server::handle_stream_reset`] on
+//! reset. The server's transmits for that stream are `Send`, `Finish` or `Reset`.
+//!
+//! Storage: store every [`PullerEvent::Chunk`] (they are verified), then tell the server with
+//! [`Server::handle_reserve_changed`] so that live long polls see the new chunks (once per batch
+//! of stored chunks is enough). Answer every [`ServerEvent::ChunksWanted`] with
+//! [`Server::provide_chunks`], reading the chunks in the order given. Misbehaviour events are
+//! penalties: the stream is already reset, and the glue may disconnect or block the peer.
+//!
+//! Timers: call `handle_timeout(now)` on each core once `poll_timeout()` has passed.
+//!
+//! # Drain order
+//!
+//! After every `handle_*` call or command, drain each core: `poll_transmit` until `None` (write
+//! or queue what it returns), then `poll_event` until `None`, then re-arm the timer from
+//! `poll_timeout`. The server encodes deliveries lazily inside `poll_transmit`, one message per
+//! call and round-robin across streams, so a glue that stops polling while its socket is full
+//! exerts back-pressure without the server buffering whole pages.
+//!
+//! # Where this differs from bee
+//!
+//! - A page that can be filled from the reserve at once is offered at once; bee's real reserve
+//!   subscription keeps the page open for the 1 s quiet period, its benchmark's mock does not. A
+//!   page that had to wait for its first chunk (the live long poll) closes after the quiet period.
+//! - The rate limiter charges a delivered page and delays the peer's next offer until the bucket
+//!   is out of debt; bee delays closing the stream instead. The sustained rate is the same.
+//! - Deliveries must come in offer order; the Want bit vector must be exactly `len / 8 + 1` bytes
+//!   with no bits past the offer. A page with any bad delivery is not recorded as synced.
+
+mod config;
+mod interval;
+mod message;
+mod puller;
+mod rate_limit;
+mod reserve;
+mod server;
+mod stream;
+mod want;
+
+#[cfg(test)]
+mod tests;
+
+pub use config::{Config, DeliveryMode, RateLimit};
+pub use interval::{IntervalStore, IntervalStoreError, Intervals, MemoryIntervalStore};
+pub use message::{
+    Ack, Chunk, Delivery, DeliveryBatch, Get, Offer, Syn, Want, BATCHED_PROTOCOL_NAME,
+    CURSORS_PROTOCOL_NAME, MAX_BATCH, MAX_MESSAGE_SIZE, PROTOCOL_NAME,
+};
+pub use puller::{PullError, Puller, PullerEvent, PullerStats, MAX_PO_DELTA};
+pub use reserve::{BinEntry, ChunkPresence, MemoryReserve, ReserveIndex};
+pub use server::{ProvideError, ServeError, Server, ServerEvent, ServerStats};
+pub use stream::{Protocol, StreamAction, StreamId, Transmit};
+pub use want::{decode_want, encode_want, want_len, WantError};

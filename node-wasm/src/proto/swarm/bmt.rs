@@ -1,0 +1,152 @@
+//! The binary Merkle tree hash of a chunk (bee `pkg/bmt`): the payload is zero-padded to 128
+//! segments of 32 bytes, segments are hashed pairwise with keccak256 up to one root, and the chunk
+//! address is keccak256(span || root).
+//!
+//! This is the hot path of chunk verification, so it hashes in place on the stack: no
+//! allocation, one keccak permutation per tree node (127 for a full chunk, plus one for the
+//! address). Subtrees made only of padding are not rehashed level by level; their hash is carried
+//! up as one value per level.
+
+use super::address::Address;
+use super::chunk::CHUNK_SIZE;
+use sha3::{Digest, Keccak256};
+
+const SEGMENT: usize = 32;
+/// Leaves of the tree: two segments each.
+const LEAVES: usize = CHUNK_SIZE / (2 * SEGMENT);
+
+/// keccak256 (the pre-standard padding Ethereum and Swarm use) of the concatenated parts.
+pub fn keccak256(parts: &[&[u8]]) -> [u8; 32] {
+    let mut hasher = Keccak256::new();
+    parts.iter().for_each(|p| hasher.update(p));
+    hasher.finalize().into()
+}
+
+/// BMT root of `payload`. Bytes past [`CHUNK_SIZE`] are ignored: callers check the length.
+pub fn bmt_root(payload: &[u8]) -> [u8; 32] {
+    let payload = &payload[..payload.len().min(CHUNK_SIZE)];
+    let mut nodes = [[0u8; 32]; LEAVES];
+    let mut filled = payload.len().div_ceil(2 * SEGMENT).max(1);
+    for (node, block) in nodes.iter_mut().zip(payload.chunks(2 * SEGMENT)) {
+        *node = hash_block(block);
+    }
+    if payload.is_empty() {
+        nodes[0] = hash_block(&[]);
+    }
+    // Hash of an all-padding subtree at the current level; only needed for short payloads.
+    let mut padding = (filled < LEAVES).then(|| hash_block(&[]));
+    let mut width = LEAVES;
+    while width > 1 {
+        let next = filled.div_ceil(2);
+        for i in 0..next {
+            let left = nodes[2 * i];
+            let right = match (2 * i + 1 < filled, padding) {
+                (true, _) | (false, None) => nodes[2 * i + 1],
+                (false, Some(pad)) => pad,
+            };
+            nodes[i] = keccak256(&[&left, &right]);
+        }
+        padding = padding.map(|pad| keccak256(&[&pad, &pad]));
+        filled = next;
+        width /= 2;
+    }
+    nodes[0]
+}
+
+/// Address of a content-addressed chunk with this span and payload.
+pub fn chunk_address(span: u64, payload: &[u8]) -> Address {
+    Address(keccak256(&[&span.to_le_bytes(), &bmt_root(payload)]))
+}
+
+/// Hash of one leaf: up to 64 bytes, zero-padded to 64.
+fn hash_block(block: &[u8]) -> [u8; 32] {
+    if block.len() == 2 * SEGMENT {
+        return keccak256(&[block]);
+    }
+    let mut padded = [0u8; 2 * SEGMENT];
+    padded[..block.len()].copy_from_slice(block);
+    keccak256(&[&padded])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::proto::swarm::hex;
+
+    /// Straightforward BMT over an explicit, fully materialised tree, to check the in-place one.
+    fn reference_root(payload: &[u8]) -> [u8; 32] {
+        let mut data = payload.to_vec();
+        data.resize(CHUNK_SIZE, 0);
+        let mut level: Vec<[u8; 32]> = data.chunks(64).map(|b| keccak256(&[b])).collect();
+        while level.len() > 1 {
+            level = level.chunks(2).map(|p| keccak256(&[&p[0], &p[1]])).collect();
+        }
+        level[0]
+    }
+
+    fn address_of(payload: &[u8]) -> String {
+        chunk_address(payload.len() as u64, payload).to_string()
+    }
+
+    #[test]
+    fn keccak256_is_the_legacy_keccak() {
+        // keccak256("") as used by Ethereum, not SHA3-256("").
+        assert_eq!(
+            keccak256(&[]).to_vec(),
+            hex::decode("c5d2460186f7233c927e7db2dcc703c0e500b653ca82273b7bfad8045d85a470")
+        );
+    }
+
+    #[test]
+    fn in_place_tree_matches_the_reference_tree() {
+        let data: Vec<u8> = (0..CHUNK_SIZE).map(|i| (i * 7 + 3) as u8).collect();
+        for len in [0, 1, 31, 32, 33, 63, 64, 65, 127, 128, 129, 1000, 2048, 2049, 4095, 4096] {
+            assert_eq!(bmt_root(&data[..len]), reference_root(&data[..len]), "length {len}");
+        }
+    }
+
+    // bee pkg/file/pipeline/builder/builder_test.go, TestEmpty and TestHelloWorld.
+    #[test]
+    fn bee_vectors_from_the_pipeline_builder_tests() {
+        assert_eq!(
+            address_of(b""),
+            "b34ca8c22b9e982354f9c7f50b470d66db428d880c8a904d5fe4ec9713171526"
+        );
+        assert_eq!(
+            address_of(b"hello world"),
+            "92672a471f4419b255d7cb0cf313474a6f5856fb347c5ece85fb706d644b630f"
+        );
+    }
+
+    // bee pkg/cac/cac_test.go, TestNewCAC and TestValid.
+    #[test]
+    fn bee_vectors_from_the_cac_tests() {
+        assert_eq!(
+            address_of(b"greaterthanspan"),
+            "27913f1bdb6e8e52cbd5a5fd4ab577c857287edf6969b41efe926b51de0f4f23"
+        );
+        assert_eq!(
+            address_of(b"foo"),
+            "2387e8e7d8a48c2a9339c97c1dc3461a9a7aa07e994c5cb8b38fd7c1b3e6ea48"
+        );
+    }
+
+    // bee pkg/file/testing/vector.go: go-mockbytes sequential data (byte i is i mod 255) of the
+    // listed lengths, with the expected addresses of vectors 0 to 6 (6 is one full 4096-byte chunk).
+    #[test]
+    fn bee_vectors_from_the_file_testing_package() {
+        let cases = [
+            (31, "ece86edb20669cc60d142789d464d57bdf5e33cb789d443f608cbd81cfa5697d"),
+            (32, "0be77f0bb7abc9cd0abed640ee29849a3072ccfd1020019fe03658c38f087e02"),
+            (33, "3463b46d4f9d5bfcbf9a23224d635e51896c1daef7d225b86679db17c5fd868e"),
+            (63, "95510c2ff18276ed94be2160aed4e69c9116573b6f69faaeed1b426fea6a3db8"),
+            (64, "490072cc55b8ad381335ff882ac51303cc069cbcb8d8d3f7aa152d9c617829fe"),
+            (65, "541552bae05e9a63a6cb561f69edf36ffe073e441667dbf7a0e9a3864bb744ea"),
+            (4096, "c10090961e7682a10890c334d759a28426647141213abda93b096b892824d2ef"),
+        ];
+        for (len, expected) in cases {
+            let data: Vec<u8> = (0..len).map(|i| (i % 255) as u8).collect();
+            assert_eq!(address_of(&data), expected, "length {len}");
+        }
+    }
+}

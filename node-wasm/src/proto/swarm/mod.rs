@@ -1,0 +1,21 @@
+//! Swarm's data model, as ethersphere/bee defines it: 32-byte addresses shared by chunks and
+//! nodes (overlays), proximity order and bins, content-addressed chunks hashed with the binary
+//! Merkle tree (BMT), and postage stamps carried opaquely.
+
+mod address;
+mod bmt;
+mod chunk;
+mod stamp;
+
+pub use address::{Address, AddressError, ADDRESS_SIZE, MAX_BINS, MAX_PO};
+pub use bmt::{bmt_root, chunk_address, keccak256};
+pub use chunk::{Chunk, ChunkError, ChunkRef, CHUNK_SIZE, SPAN_SIZE};
+pub use stamp::{Stamp, StampError, STAMP_SIZE};
+
+#[cfg(test)]
+pub(crate) mod hex {
+    /// Decodes a hex string in tests; panics on bad input.
+    pub fn decode(s: &str) -> Vec<u8> {
+        (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
+    }
+}
