@@ -40,9 +40,13 @@ fn main() -> ExitCode {
     }
 }
 
+/// The WebRTC stack logs every handshake detail at info; keep the relay's own story readable.
+const DEFAULT_LOG_FILTER: &str =
+    "info,webrtc=warn,webrtc_ice=warn,webrtc_sctp=warn,webrtc_mdns=warn,dtls=error,libp2p_webrtc=warn,libp2p_webrtc_utils=warn";
+
 fn init_logging() {
-    let filter = EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| EnvFilter::new("info,libp2p_webrtc=warn,webrtc=warn"));
+    let filter =
+        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(DEFAULT_LOG_FILTER));
     tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
 }
 
