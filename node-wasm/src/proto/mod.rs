@@ -5,5 +5,6 @@
 //! the deterministic simulator (`crate::sim`), in native peers and in the browser.
 
 pub mod framing;
+pub mod rooms;
 pub mod pullsync;
 pub mod swarm;
