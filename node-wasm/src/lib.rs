@@ -2,3 +2,4 @@
 //! that runs them, storage and metrics. It builds for `wasm32-unknown-unknown` and natively.
 
 pub mod proto;
+pub mod sim;

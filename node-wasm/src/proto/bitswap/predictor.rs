@@ -1,0 +1,176 @@
+//! Where are the blocks? A per-peer model of presence, learned from HAVE/DONT_HAVE answers.
+//!
+//! A session numbers its wants in the order they were made. For every peer the model counts how
+//! often the peer had a block given what it had for the four wants before it (known answers, or
+//! the model's own guess where no answer is in yet), a small order-4 Markov chain over an
+//! alphabet of no/yes/unknown. That captures how content is laid out in practice (runs of a DAG
+//! held by one peer, stripes, short periodic layouts) and degrades to the peer's hit rate when
+//! there is no pattern. Memory is bounded: only the last [`WINDOW`] wants are remembered.
+
+use std::collections::{BTreeMap, VecDeque};
+
+const ORDER: usize = 4;
+const CONTEXTS: usize = 81; // 3^ORDER
+/// Wants remembered per session.
+pub const WINDOW: usize = 4096;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Bit {
+    Known(bool),
+    Guess(bool),
+}
+
+impl Bit {
+    fn value(self) -> bool {
+        match self {
+            Bit::Known(v) | Bit::Guess(v) => v,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+struct PeerModel {
+    counts: [[u32; 2]; CONTEXTS],
+    hits: u32,
+    total: u32,
+}
+
+impl Default for PeerModel {
+    fn default() -> Self {
+        Self { counts: [[0; 2]; CONTEXTS], hits: 0, total: 0 }
+    }
+}
+
+impl PeerModel {
+    fn base_rate(&self) -> f64 {
+        (f64::from(self.hits) + 1.0) / (f64::from(self.total) + 2.0)
+    }
+
+    fn predict(&self, ctx: usize) -> f64 {
+        let [no, yes] = self.counts[ctx];
+        let prior = self.base_rate();
+        (f64::from(yes) + 2.0 * prior) / (f64::from(yes + no) + 2.0)
+    }
+}
+
+#[derive(Debug)]
+pub struct Predictor<P> {
+    models: BTreeMap<P, PeerModel>,
+    /// Index of `bits[0]`.
+    base: u64,
+    bits: VecDeque<BTreeMap<P, Bit>>,
+}
+
+impl<P: Copy + Ord> Default for Predictor<P> {
+    fn default() -> Self {
+        Self { models: BTreeMap::new(), base: 0, bits: VecDeque::new() }
+    }
+}
+
+impl<P: Copy + Ord> Predictor<P> {
+    fn slot(&mut self, index: u64) -> Option<&mut BTreeMap<P, Bit>> {
+        while self.base + self.bits.len() as u64 <= index {
+            self.bits.push_back(BTreeMap::new());
+            if self.bits.len() > WINDOW {
+                self.bits.pop_front();
+                self.base += 1;
+            }
+        }
+        let i = usize::try_from(index.checked_sub(self.base)?).ok()?;
+        self.bits.get_mut(i)
+    }
+
+    fn bit(&self, peer: P, index: u64) -> Option<Bit> {
+        let i = usize::try_from(index.checked_sub(self.base)?).ok()?;
+        self.bits.get(i)?.get(&peer).copied()
+    }
+
+    fn context(&self, peer: P, index: u64) -> usize {
+        (1..=ORDER as u64).fold(0, |ctx, k| {
+            let state = match index.checked_sub(k).and_then(|i| self.bit(peer, i)) {
+                None => 0,
+                Some(b) if b.value() => 2,
+                Some(_) => 1,
+            };
+            ctx * 3 + state
+        })
+    }
+
+    /// Probability that `peer` has the block of want `index`; records the guess for later
+    /// contexts unless an answer is already known.
+    pub fn predict(&mut self, peer: P, index: u64) -> f64 {
+        if let Some(Bit::Known(v)) = self.bit(peer, index) {
+            return if v { 1.0 } else { 0.0 };
+        }
+        let ctx = self.context(peer, index);
+        let p = self.models.get(&peer).map_or(0.5, |m| m.predict(ctx));
+        if let Some(slot) = self.slot(index) {
+            slot.insert(peer, Bit::Guess(p >= 0.5));
+        }
+        p
+    }
+
+    /// `peer` answered for want `index`.
+    pub fn record(&mut self, peer: P, index: u64, has: bool) {
+        if matches!(self.bit(peer, index), Some(Bit::Known(_))) {
+            return;
+        }
+        let ctx = self.context(peer, index);
+        let model = self.models.entry(peer).or_default();
+        model.counts[ctx][usize::from(has)] += 1;
+        model.total += 1;
+        model.hits += u32::from(has);
+        if let Some(slot) = self.slot(index) {
+            slot.insert(peer, Bit::Known(has));
+        }
+    }
+
+    pub fn forget(&mut self, peer: P) {
+        self.models.remove(&peer);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_peer_is_a_coin_flip() {
+        let mut p = Predictor::<u8>::default();
+        assert_eq!(p.predict(1, 0), 0.5);
+    }
+
+    #[test]
+    fn learns_a_run() {
+        let mut p = Predictor::<u8>::default();
+        for i in 0..20 {
+            p.record(1, i, true);
+            p.record(2, i, false);
+        }
+        assert!(p.predict(1, 20) > 0.9);
+        assert!(p.predict(2, 20) < 0.1);
+    }
+
+    #[test]
+    fn learns_a_stripe_and_rolls_guesses_forward() {
+        let mut p = Predictor::<u8>::default();
+        for i in 0..40 {
+            p.record(1, i, i % 2 == 0);
+        }
+        // Wants 40..44 are issued together, before any answer: guesses feed the next context.
+        let guesses: Vec<bool> = (40..44).map(|i| p.predict(1, i) > 0.5).collect();
+        assert_eq!(guesses, vec![true, false, true, false]);
+    }
+
+    #[test]
+    fn random_layout_falls_back_to_the_hit_rate() {
+        let mut p = Predictor::<u8>::default();
+        let mut x = 12345u32;
+        for i in 0..400 {
+            x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+            p.record(1, i, (x >> 16).is_multiple_of(10));
+        }
+        let guess = p.predict(1, 400);
+        assert!(guess < 0.35, "{guess}");
+    }
+}

@@ -1,0 +1,450 @@
+//! One session: a set of wants fetched together from the peers that proved useful for them.
+//!
+//! Rules (sessions mode):
+//! - A new want goes to the session's peers (every connected peer while the session has none):
+//!   want-block to the peer(s) most likely to have it, want-have to the others, all with
+//!   `sendDontHave`. "Most likely" means HAVE, then the learned presence model, then the fewest
+//!   want-blocks in flight, then most blocks delivered. When the session has learned that its
+//!   blocks live on exactly one peer each, the want-block goes to every candidate instead: that
+//!   cannot duplicate, and saves the round trip a wrong guess costs.
+//! - HAVE leads to a want-block to that peer unless one is in flight elsewhere. DONT_HAVE (or a
+//!   silent-peer timeout, which counts as one) moves the want-block to the next peer, once every
+//!   want-have answer is in. When every asked peer said DONT_HAVE, the want is broadcast to
+//!   every connected peer not asked yet.
+//! - Peers join on their first HAVE or block and leave after `max_consecutive_dont_have`.
+//! - A want is never sent twice to the same peer, except to upgrade a want-have to a want-block.
+//!
+//! Legacy mode sends want-block to every candidate and relies on the idle tick to broadcast.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+
+use cid::Cid;
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+use web_time::Instant;
+
+use super::client::PeerState;
+use super::message::{Presence, WantType};
+use super::predictor::{Predictor, WINDOW};
+use super::ClientMode;
+
+/// Identifies a session of one [`Client`](super::Client).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SessionId(pub u64);
+
+/// Sort key of a candidate: presence bucket (negated), load, blocks delivered, random tie-break.
+type RankKey = (i64, usize, std::cmp::Reverse<u32>, u32);
+
+#[derive(Debug, Clone, Copy)]
+struct Ask {
+    want_type: WantType,
+    answered: bool,
+}
+
+#[derive(Debug)]
+struct Want<P> {
+    index: u64,
+    asked: BTreeMap<P, Ask>,
+    presence: BTreeMap<P, Presence>,
+    /// Want-blocks sent and not yet answered.
+    live_block: BTreeSet<P>,
+    /// Rounds of asking done: each widens the next.
+    rounds: u32,
+}
+
+/// A satisfied want whose other answers are still coming in: they tell how many peers hold it.
+#[derive(Debug)]
+struct Settling<P> {
+    unanswered: BTreeSet<P>,
+    holders: u32,
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+struct SessionPeer {
+    delivered: u32,
+    consecutive_dont_have: u32,
+}
+
+#[derive(Debug)]
+pub(super) struct Session<P> {
+    mode: ClientMode,
+    max_consecutive_dont_have: u32,
+    dup_budget: f64,
+    wants: HashMap<Cid, Want<P>>,
+    settling: HashMap<Cid, Settling<P>>,
+    settling_order: VecDeque<Cid>,
+    peers: BTreeMap<P, SessionPeer>,
+    predictor: Predictor<P>,
+    next_index: u64,
+    /// Settled wants, and how many of them more than one peer held.
+    settled: u32,
+    multi_held: u32,
+    /// HAVE (or block) answers among all answers: the session's hit rate.
+    haves: u32,
+    answers: u32,
+    last_progress: Instant,
+}
+
+impl<P: Copy + Ord + std::hash::Hash> Session<P> {
+    pub(super) fn new(now: Instant, config: &super::Config) -> Self {
+        Self {
+            mode: config.mode,
+            max_consecutive_dont_have: config.max_consecutive_dont_have,
+            dup_budget: config.dup_budget,
+            wants: HashMap::new(),
+            settling: HashMap::new(),
+            settling_order: VecDeque::new(),
+            peers: BTreeMap::new(),
+            predictor: Predictor::default(),
+            next_index: 0,
+            settled: 0,
+            multi_held: 0,
+            haves: 0,
+            answers: 0,
+            last_progress: now,
+        }
+    }
+
+    pub(super) fn has_wants(&self) -> bool {
+        !self.wants.is_empty()
+    }
+
+    pub(super) fn wants(&self, cid: &Cid) -> bool {
+        self.wants.contains_key(cid)
+    }
+
+    pub(super) fn is_peer(&self, peer: P) -> bool {
+        self.peers.contains_key(&peer)
+    }
+
+    pub(super) fn last_progress(&self) -> Instant {
+        self.last_progress
+    }
+
+    /// Index of the want, used as its priority.
+    pub(super) fn index(&self, cid: &Cid) -> Option<u64> {
+        self.wants.get(cid).map(|w| w.index)
+    }
+
+    /// Adds a want; false if the session already had it.
+    pub(super) fn add_want(&mut self, now: Instant, cid: Cid) -> bool {
+        if self.wants.contains_key(&cid) {
+            return false;
+        }
+        if self.wants.is_empty() {
+            self.last_progress = now;
+        }
+        let want = Want {
+            index: self.next_index,
+            asked: BTreeMap::new(),
+            presence: BTreeMap::new(),
+            live_block: BTreeSet::new(),
+            rounds: 0,
+        };
+        self.next_index += 1;
+        self.wants.insert(cid, want);
+        true
+    }
+
+    /// Drops a want without a block; returns the peers it was sent to.
+    pub(super) fn remove_want(&mut self, cid: &Cid) -> Vec<P> {
+        self.wants.remove(cid).map(|w| w.asked.into_keys().collect()).unwrap_or_default()
+    }
+
+    pub(super) fn want_cids(&self) -> Vec<Cid> {
+        let mut cids: Vec<(u64, Cid)> = self.wants.iter().map(|(c, w)| (w.index, *c)).collect();
+        cids.sort_unstable();
+        cids.into_iter().map(|(_, c)| c).collect()
+    }
+
+    /// Estimated chance that a block is held by more than one peer (with a one-in-two prior).
+    fn multi_holder_rate(&self) -> f64 {
+        (f64::from(self.multi_held) + 1.0) / (f64::from(self.settled) + 2.0)
+    }
+
+    /// Decides who gets which want for `cid` now. The caller sends them.
+    pub(super) fn drive(
+        &mut self,
+        cid: Cid,
+        peers: &BTreeMap<P, PeerState>,
+        rng: &mut ChaCha8Rng,
+    ) -> Vec<(P, WantType)> {
+        let Some(want) = self.wants.get(&cid) else { return Vec::new() };
+        if !want.live_block.is_empty() {
+            return Vec::new();
+        }
+        let index = want.index;
+        let said_have: Vec<P> = want
+            .presence
+            .iter()
+            .filter(|(p, pr)| {
+                **pr == Presence::Have
+                    && peers.contains_key(p)
+                    && want.asked.get(p).is_none_or(|a| a.want_type == WantType::Have)
+            })
+            .map(|(p, _)| *p)
+            .collect();
+        if !said_have.is_empty() {
+            let best = self.rank(index, said_have, peers, rng)[0].0;
+            return self.ask(cid, vec![(best, WantType::Block)]);
+        }
+        if want.asked.values().any(|a| !a.answered) {
+            return Vec::new();
+        }
+        let rounds = want.rounds;
+        let (members, others): (Vec<P>, Vec<P>) = peers
+            .keys()
+            .filter(|p| !want.asked.contains_key(p))
+            .partition(|p| self.peers.contains_key(p));
+        let asks = match self.mode {
+            ClientMode::Legacy => {
+                let fresh = if members.is_empty() { others } else { members };
+                fresh.into_iter().map(|p| (p, WantType::Block)).collect()
+            }
+            ClientMode::Sessions => {
+                let fresh = self.candidates(index, rounds, members, others, peers, rng);
+                self.fan_out(fresh, peers)
+            }
+        };
+        if let Some(want) = self.wants.get_mut(&cid) {
+            want.rounds += 1;
+        }
+        self.ask(cid, asks)
+    }
+
+    /// How many peers a want is put to at once: enough for about 1.5 expected holders given the
+    /// session's hit rate, doubling each round that found nobody; everyone when blocks are known
+    /// to have a single holder. Keeping it small matters: every peer asked want-have for a small
+    /// block answers with the block itself.
+    fn fan_out_limit(&self, rounds: u32) -> usize {
+        if self.exclusive() {
+            return usize::MAX;
+        }
+        let hit_rate = (f64::from(self.haves) + 1.0) / (f64::from(self.answers) + 2.0);
+        let base = (1.5 / hit_rate).ceil().max(2.0) as usize;
+        base.saturating_mul(1 << rounds.min(16))
+    }
+
+    fn exclusive(&self) -> bool {
+        self.multi_holder_rate() <= self.dup_budget
+    }
+
+    /// The peers to ask now, best first: every session peer not asked yet, topped up with other
+    /// connected peers while the session peers are unlikely to have the block.
+    fn candidates(
+        &mut self,
+        index: u64,
+        rounds: u32,
+        members: Vec<P>,
+        others: Vec<P>,
+        peers: &BTreeMap<P, PeerState>,
+        rng: &mut ChaCha8Rng,
+    ) -> Vec<(P, f64)> {
+        let limit = self.fan_out_limit(rounds);
+        let mut ranked = self.rank(index, members, peers, rng);
+        let expected: f64 = ranked.iter().map(|(_, p)| p).sum();
+        if expected < 1.0 && ranked.len() < limit {
+            let room = limit - ranked.len();
+            ranked.extend(self.rank(index, others, peers, rng).into_iter().take(room));
+        }
+        ranked
+    }
+
+    /// Want-block to the best candidate (to all of them when blocks have one holder each),
+    /// want-have to the rest. Peers older than 1.2.0 cannot take want-have and are skipped
+    /// unless chosen for the block.
+    fn fan_out(&self, ranked: Vec<(P, f64)>, peers: &BTreeMap<P, PeerState>) -> Vec<(P, WantType)> {
+        let exclusive = self.exclusive();
+        ranked
+            .into_iter()
+            .enumerate()
+            .filter_map(|(i, (p, _))| {
+                let supports_have = peers.get(&p).is_some_and(|s| s.version.supports_have());
+                if i == 0 || exclusive {
+                    Some((p, WantType::Block))
+                } else {
+                    supports_have.then_some((p, WantType::Have))
+                }
+            })
+            .collect()
+    }
+
+    /// Candidates, best first, with their presence estimate.
+    fn rank(
+        &mut self,
+        index: u64,
+        candidates: Vec<P>,
+        peers: &BTreeMap<P, PeerState>,
+        rng: &mut ChaCha8Rng,
+    ) -> Vec<(P, f64)> {
+        let mut scored: Vec<(RankKey, P, f64)> = candidates
+            .into_iter()
+            .map(|p| {
+                let prob = self.predictor.predict(p, index);
+                let bucket = -((prob * 20.0).round() as i64);
+                let load = peers.get(&p).map_or(0, |s| s.live_blocks());
+                let delivered = self.peers.get(&p).map_or(0, |s| s.delivered);
+                ((bucket, load, std::cmp::Reverse(delivered), rng.random()), p, prob)
+            })
+            .collect();
+        scored.sort_unstable_by_key(|s| s.0);
+        scored.into_iter().map(|(_, p, prob)| (p, prob)).collect()
+    }
+
+    fn ask(&mut self, cid: Cid, asks: Vec<(P, WantType)>) -> Vec<(P, WantType)> {
+        if let Some(want) = self.wants.get_mut(&cid) {
+            for &(p, want_type) in &asks {
+                want.asked.insert(p, Ask { want_type, answered: false });
+                if want_type == WantType::Block {
+                    want.live_block.insert(p);
+                }
+            }
+        }
+        asks
+    }
+
+    /// A HAVE, DONT_HAVE, or a timeout standing in for one (`timed_out`).
+    pub(super) fn on_presence(&mut self, peer: P, cid: &Cid, presence: Presence, timed_out: bool) {
+        if let Some(s) = self.settling.get_mut(cid) {
+            s.unanswered.remove(&peer);
+            s.holders += u32::from(presence == Presence::Have);
+            self.try_settle(*cid);
+            return;
+        }
+        let Some(want) = self.wants.get_mut(cid) else { return };
+        if let Some(ask) = want.asked.get_mut(&peer) {
+            ask.answered = true;
+        }
+        let index = want.index;
+        if !timed_out {
+            self.answers += 1;
+            self.haves += u32::from(presence == Presence::Have);
+        }
+        match presence {
+            Presence::Have => {
+                want.presence.insert(peer, Presence::Have);
+                self.peers.entry(peer).or_default().consecutive_dont_have = 0;
+                self.predictor.record(peer, index, true);
+            }
+            Presence::DontHave => {
+                want.live_block.remove(&peer);
+                if want.presence.get(&peer) != Some(&Presence::Have) || !timed_out {
+                    want.presence.insert(peer, Presence::DontHave);
+                }
+                if !timed_out {
+                    self.predictor.record(peer, index, false);
+                }
+                self.count_dont_have(peer);
+            }
+        }
+    }
+
+    fn count_dont_have(&mut self, peer: P) {
+        let limit = self.max_consecutive_dont_have;
+        if let Some(sp) = self.peers.get_mut(&peer) {
+            sp.consecutive_dont_have += 1;
+            if sp.consecutive_dont_have >= limit {
+                self.peers.remove(&peer);
+            }
+        }
+    }
+
+    /// The block for `cid` arrived from `peer`: the want is satisfied. Returns whether the
+    /// session wanted it.
+    pub(super) fn on_block(&mut self, now: Instant, peer: P, cid: Cid) -> bool {
+        let Some(want) = self.wants.remove(&cid) else { return false };
+        self.last_progress = now;
+        self.answers += 1;
+        self.haves += 1;
+        let sp = self.peers.entry(peer).or_default();
+        sp.delivered += 1;
+        sp.consecutive_dont_have = 0;
+        self.predictor.record(peer, want.index, true);
+        let holders = 1 + want
+            .presence
+            .iter()
+            .filter(|(p, pr)| **p != peer && **pr == Presence::Have)
+            .count() as u32;
+        let unanswered: BTreeSet<P> = want
+            .asked
+            .iter()
+            .filter(|(p, a)| **p != peer && !a.answered)
+            .map(|(p, _)| *p)
+            .collect();
+        self.settling.insert(cid, Settling { unanswered, holders });
+        self.settling_order.push_back(cid);
+        if self.settling_order.len() > WINDOW {
+            if let Some(old) = self.settling_order.pop_front() {
+                self.settling.remove(&old);
+            }
+        }
+        self.try_settle(cid);
+        true
+    }
+
+    /// A block for an already satisfied want: one more holder.
+    pub(super) fn on_duplicate(&mut self, peer: P, cid: &Cid) {
+        if let Some(s) = self.settling.get_mut(cid) {
+            s.unanswered.remove(&peer);
+            s.holders += 1;
+            self.try_settle(*cid);
+        }
+    }
+
+    fn try_settle(&mut self, cid: Cid) {
+        let Some(s) = self.settling.get(&cid) else { return };
+        if s.unanswered.is_empty() {
+            self.settled += 1;
+            self.multi_held += u32::from(s.holders > 1);
+            self.settling.remove(&cid);
+        }
+    }
+
+    /// A penalised or vanished peer: everything asked of it counts as DONT_HAVE.
+    pub(super) fn drop_peer(&mut self, peer: P) -> Vec<Cid> {
+        self.peers.remove(&peer);
+        self.predictor.forget(peer);
+        for s in self.settling.values_mut() {
+            s.unanswered.remove(&peer);
+        }
+        let mut touched = Vec::new();
+        for (cid, want) in &mut self.wants {
+            if let Some(ask) = want.asked.get_mut(&peer) {
+                ask.answered = true;
+                want.live_block.remove(&peer);
+                want.presence.insert(peer, Presence::DontHave);
+                touched.push(*cid);
+            }
+        }
+        touched
+    }
+
+    /// Idle tick: every pending want goes to the connected peers not asked yet.
+    pub(super) fn rebroadcast(
+        &mut self,
+        now: Instant,
+        peers: &BTreeMap<P, PeerState>,
+    ) -> Vec<(Cid, Vec<(P, WantType)>)> {
+        self.last_progress = now;
+        let want_type = match self.mode {
+            ClientMode::Legacy => WantType::Block,
+            ClientMode::Sessions => WantType::Have,
+        };
+        let mut out = Vec::new();
+        for cid in self.want_cids() {
+            let Some(want) = self.wants.get(&cid) else { continue };
+            let asks: Vec<(P, WantType)> = peers
+                .iter()
+                .filter(|(p, s)| {
+                    !want.asked.contains_key(p)
+                        && (want_type == WantType::Block || s.version.supports_have())
+                })
+                .map(|(p, _)| (*p, want_type))
+                .collect();
+            if !asks.is_empty() {
+                out.push((cid, self.ask(cid, asks)));
+            }
+        }
+        out
+    }
+}
