@@ -42,14 +42,15 @@ impl Default for PeerModel {
 }
 
 impl PeerModel {
-    fn base_rate(&self) -> f64 {
-        (f64::from(self.hits) + 1.0) / (f64::from(self.total) + 2.0)
+    /// The peer's hit rate, shrunk towards `prior` while it has few answers.
+    fn base_rate(&self, prior: f64) -> f64 {
+        (f64::from(self.hits) + 2.0 * prior) / (f64::from(self.total) + 2.0)
     }
 
-    fn predict(&self, ctx: usize) -> f64 {
+    fn predict(&self, ctx: usize, prior: f64) -> f64 {
         let [no, yes] = self.counts[ctx];
-        let prior = self.base_rate();
-        (f64::from(yes) + 2.0 * prior) / (f64::from(yes + no) + 2.0)
+        let base = self.base_rate(prior);
+        (f64::from(yes) + 2.0 * base) / (f64::from(yes + no) + 2.0)
     }
 }
 
@@ -96,14 +97,15 @@ impl<P: Copy + Ord> Predictor<P> {
         })
     }
 
-    /// Probability that `peer` has the block of want `index`; records the guess for later
-    /// contexts unless an answer is already known.
-    pub fn predict(&mut self, peer: P, index: u64) -> f64 {
+    /// Probability that `peer` has the block of want `index`, `prior` being the chance for a
+    /// peer nothing is known about; records the guess for later contexts unless an answer is
+    /// already known.
+    pub fn predict(&mut self, peer: P, index: u64, prior: f64) -> f64 {
         if let Some(Bit::Known(v)) = self.bit(peer, index) {
             return if v { 1.0 } else { 0.0 };
         }
         let ctx = self.context(peer, index);
-        let p = self.models.get(&peer).map_or(0.5, |m| m.predict(ctx));
+        let p = self.models.get(&peer).map_or(prior, |m| m.predict(ctx, prior));
         if let Some(slot) = self.slot(index) {
             slot.insert(peer, Bit::Guess(p >= 0.5));
         }
@@ -137,7 +139,7 @@ mod tests {
     #[test]
     fn unknown_peer_is_a_coin_flip() {
         let mut p = Predictor::<u8>::default();
-        assert_eq!(p.predict(1, 0), 0.5);
+        assert_eq!(p.predict(1, 0, 0.5), 0.5);
     }
 
     #[test]
@@ -147,8 +149,8 @@ mod tests {
             p.record(1, i, true);
             p.record(2, i, false);
         }
-        assert!(p.predict(1, 20) > 0.9);
-        assert!(p.predict(2, 20) < 0.1);
+        assert!(p.predict(1, 20, 0.5) > 0.9);
+        assert!(p.predict(2, 20, 0.5) < 0.1);
     }
 
     #[test]
@@ -158,7 +160,7 @@ mod tests {
             p.record(1, i, i % 2 == 0);
         }
         // Wants 40..44 are issued together, before any answer: guesses feed the next context.
-        let guesses: Vec<bool> = (40..44).map(|i| p.predict(1, i) > 0.5).collect();
+        let guesses: Vec<bool> = (40..44).map(|i| p.predict(1, i, 0.5) > 0.5).collect();
         assert_eq!(guesses, vec![true, false, true, false]);
     }
 
@@ -170,7 +172,7 @@ mod tests {
             x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
             p.record(1, i, (x >> 16).is_multiple_of(10));
         }
-        let guess = p.predict(1, 400);
+        let guess = p.predict(1, 400, 0.5);
         assert!(guess < 0.35, "{guess}");
     }
 }

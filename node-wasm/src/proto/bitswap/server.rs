@@ -36,11 +36,13 @@ pub enum ServerEvent {
 struct Ledger {
     version: ProtocolVersion,
     wantlist: Wantlist,
-    /// Bytes packed but not yet reported sent, one entry per message.
+    /// Bytes of messages handed out and not yet reported sent, oldest first.
     in_flight: VecDeque<usize>,
+    /// Bytes packed (loading or in flight): capped by `max_outstanding_bytes_per_peer`.
     outstanding: usize,
-    /// A response waiting for block data.
-    packing: Option<Packing>,
+    /// Responses waiting for block data, in the order they go out. Several may load at once,
+    /// so a slow store is read in parallel up to the outstanding cap.
+    packing: VecDeque<Packing>,
     scheduled: bool,
 }
 
@@ -106,7 +108,7 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Server<P> {
             wantlist: Wantlist::new(cap),
             in_flight: VecDeque::new(),
             outstanding: 0,
-            packing: None,
+            packing: VecDeque::new(),
             scheduled: false,
         });
     }
@@ -209,12 +211,15 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Server<P> {
         }
         for peer in self.loading.remove(&cid).unwrap_or_default() {
             let Some(ledger) = self.ledgers.get_mut(&peer) else { continue };
-            let Some(packing) = ledger.packing.as_mut() else { continue };
-            for slot in packing.blocks.iter_mut().filter(|(c, d)| *c == cid && d.is_none()) {
-                slot.1 = Some(data.clone().unwrap_or_default());
-            }
-            if data.is_none() {
-                packing.blocks.retain(|(c, _)| *c != cid);
+            for packing in &mut ledger.packing {
+                match &data {
+                    Some(d) => {
+                        for slot in packing.blocks.iter_mut().filter(|(c, _)| *c == cid) {
+                            slot.1 = Some(d.clone());
+                        }
+                    }
+                    None => packing.blocks.retain(|(c, _)| *c != cid),
+                }
             }
             self.finish_packing(peer);
         }
@@ -226,9 +231,7 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Server<P> {
         while let Some(peer) = self.turns.pop_front() {
             let Some(ledger) = self.ledgers.get_mut(&peer) else { continue };
             ledger.scheduled = false;
-            if ledger.packing.is_some()
-                || ledger.outstanding >= self.config.max_outstanding_bytes_per_peer
-            {
+            if ledger.outstanding >= self.config.max_outstanding_bytes_per_peer {
                 continue;
             }
             self.pack(peer);
@@ -270,7 +273,6 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Server<P> {
         }
         packing.pending_bytes = ledger.wantlist.queued_block_bytes();
         ledger.outstanding += packing.bytes;
-        ledger.in_flight.push_back(packing.bytes);
         for (cid, _) in &packing.blocks {
             let waiting = self.loading.entry(*cid).or_default();
             if waiting.is_empty() {
@@ -280,36 +282,34 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Server<P> {
                 waiting.push(peer);
             }
         }
-        ledger.packing = Some(packing);
+        ledger.packing.push_back(packing);
         self.finish_packing(peer);
     }
 
-    /// Moves `peer`'s response to the transmit queue once all its block data is there.
+    /// Moves `peer`'s responses to the transmit queue, in order, as their block data arrives.
     fn finish_packing(&mut self, peer: P) {
         let Some(ledger) = self.ledgers.get_mut(&peer) else { return };
-        if !ledger.packing.as_ref().is_some_and(Packing::is_ready) {
-            return;
+        while ledger.packing.front().is_some_and(Packing::is_ready) {
+            let Some(packing) = ledger.packing.pop_front() else { break };
+            let blocks: Vec<Block> = packing
+                .blocks
+                .into_iter()
+                .filter_map(|(cid, data)| data.map(|data| Block { cid, data }))
+                .collect();
+            if blocks.is_empty() && packing.presences.is_empty() {
+                // Every block vanished from the store: nothing goes out.
+                ledger.outstanding -= packing.bytes;
+                continue;
+            }
+            ledger.in_flight.push_back(packing.bytes);
+            let msg = Message {
+                blocks,
+                presences: packing.presences,
+                pending_bytes: i32::try_from(packing.pending_bytes).unwrap_or(i32::MAX),
+                ..Message::default()
+            };
+            self.transmits.push_back((peer, msg));
         }
-        let Some(packing) = ledger.packing.take() else { return };
-        let bytes = packing.bytes;
-        let blocks: Vec<Block> = packing
-            .blocks
-            .into_iter()
-            .filter_map(|(cid, data)| data.map(|data| Block { cid, data }))
-            .collect();
-        if blocks.is_empty() && packing.presences.is_empty() {
-            // Every block vanished from the store: nothing will be sent, so nothing is in flight.
-            ledger.in_flight.pop_back();
-            ledger.outstanding -= bytes;
-            return;
-        }
-        let msg = Message {
-            blocks,
-            presences: packing.presences,
-            pending_bytes: i32::try_from(packing.pending_bytes).unwrap_or(i32::MAX),
-            ..Message::default()
-        };
-        self.transmits.push_back((peer, msg));
         self.take_turn(peer);
     }
 

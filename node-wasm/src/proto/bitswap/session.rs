@@ -32,6 +32,9 @@ use super::ClientMode;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct SessionId(pub u64);
 
+/// A presence estimate this high makes a single want-block the right call.
+const CONFIDENT: f64 = 0.8;
+
 /// Sort key of a candidate: presence bucket (negated), load, blocks delivered, random tie-break.
 type RankKey = (i64, usize, std::cmp::Reverse<u32>, u32);
 
@@ -63,6 +66,27 @@ struct Settling<P> {
 struct SessionPeer {
     delivered: u32,
     consecutive_dont_have: u32,
+    hits: u32,
+    answers: u32,
+}
+
+impl SessionPeer {
+    fn hit(&mut self) {
+        self.consecutive_dont_have = 0;
+        self.hits += 1;
+        self.answers += 1;
+    }
+
+    /// A run of DONT_HAVEs this long says the peer is of no use: the configured limit, or four
+    /// times the gap its own hit rate predicts, whichever is longer. A peer holding a random
+    /// ninth of the blocks is not dropped for an unlucky run.
+    fn is_useless(&self, limit: u32) -> bool {
+        let expected_gap = match self.hits {
+            0 => 0.0,
+            hits => f64::from(self.answers) / f64::from(hits),
+        };
+        f64::from(self.consecutive_dont_have) >= f64::from(limit).max(4.0 * expected_gap)
+    }
 }
 
 #[derive(Debug)]
@@ -157,9 +181,10 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
         cids.into_iter().map(|(_, c)| c).collect()
     }
 
-    /// Estimated chance that a block is held by more than one peer (with a one-in-two prior).
+    /// Estimated chance that a block is held by more than one peer (Jeffreys-like prior of half
+    /// an observation each way, so a handful of single-holder blocks is enough evidence).
     fn multi_holder_rate(&self) -> f64 {
-        (f64::from(self.multi_held) + 1.0) / (f64::from(self.settled) + 2.0)
+        (f64::from(self.multi_held) + 0.5) / (f64::from(self.settled) + 1.0)
     }
 
     /// Decides who gets which want for `cid` now. The caller sends them.
@@ -220,9 +245,13 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
         if self.exclusive() {
             return usize::MAX;
         }
-        let hit_rate = (f64::from(self.haves) + 1.0) / (f64::from(self.answers) + 2.0);
-        let base = (1.5 / hit_rate).ceil().max(2.0) as usize;
+        let base = (1.5 / self.hit_rate()).ceil().max(2.0) as usize;
         base.saturating_mul(1 << rounds.min(16))
+    }
+
+    /// Share of answers that were HAVE or a block, with a one-in-two prior.
+    fn hit_rate(&self) -> f64 {
+        (f64::from(self.haves) + 1.0) / (f64::from(self.answers) + 2.0)
     }
 
     fn exclusive(&self) -> bool {
@@ -254,7 +283,10 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
     /// want-have to the rest. Peers older than 1.2.0 cannot take want-have and are skipped
     /// unless chosen for the block.
     fn fan_out(&self, ranked: Vec<(P, f64)>, peers: &BTreeMap<P, PeerState>) -> Vec<(P, WantType)> {
-        let exclusive = self.exclusive();
+        // Fanning want-blocks out only pays when nobody is a safe bet: a confident guess costs
+        // nothing if right, while a fan-out duplicates as soon as the layout shifts.
+        let top = ranked.first().map_or(0.0, |(_, p)| *p);
+        let exclusive = self.exclusive() && top < CONFIDENT;
         ranked
             .into_iter()
             .enumerate()
@@ -277,10 +309,11 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
         peers: &BTreeMap<P, PeerState>,
         rng: &mut ChaCha8Rng,
     ) -> Vec<(P, f64)> {
+        let prior = self.hit_rate();
         let mut scored: Vec<(RankKey, P, f64)> = candidates
             .into_iter()
             .map(|p| {
-                let prob = self.predictor.predict(p, index);
+                let prob = self.predictor.predict(p, index, prior);
                 let bucket = -((prob * 20.0).round() as i64);
                 let load = peers.get(&p).map_or(0, |s| s.live_blocks());
                 let delivered = self.peers.get(&p).map_or(0, |s| s.delivered);
@@ -323,7 +356,7 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
         match presence {
             Presence::Have => {
                 want.presence.insert(peer, Presence::Have);
-                self.peers.entry(peer).or_default().consecutive_dont_have = 0;
+                self.peers.entry(peer).or_default().hit();
                 self.predictor.record(peer, index, true);
             }
             Presence::DontHave => {
@@ -343,7 +376,8 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
         let limit = self.max_consecutive_dont_have;
         if let Some(sp) = self.peers.get_mut(&peer) {
             sp.consecutive_dont_have += 1;
-            if sp.consecutive_dont_have >= limit {
+            sp.answers += 1;
+            if sp.is_useless(limit) {
                 self.peers.remove(&peer);
             }
         }
@@ -358,7 +392,7 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
         self.haves += 1;
         let sp = self.peers.entry(peer).or_default();
         sp.delivered += 1;
-        sp.consecutive_dont_have = 0;
+        sp.hit();
         self.predictor.record(peer, want.index, true);
         let holders = 1 + want
             .presence
@@ -382,9 +416,10 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
         true
     }
 
-    /// A block for an already satisfied want: one more holder.
+    /// A block for an already satisfied want: one more holder, and a peer worth having.
     pub(super) fn on_duplicate(&mut self, peer: P, cid: &Cid) {
         if let Some(s) = self.settling.get_mut(cid) {
+            self.peers.entry(peer).or_default().hit();
             s.unanswered.remove(&peer);
             s.holders += 1;
             self.try_settle(*cid);

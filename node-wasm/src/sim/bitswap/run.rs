@@ -102,6 +102,8 @@ pub fn run(scenario: &Scenario, mode: ClientMode) -> RunResult {
     let complete = net.run_until(TIME_LIMIT, |net| {
         leeches.iter().all(|l| net.nodes()[l.index()].finished_at().is_some())
     });
+    // Let everything already sent arrive, so duplicates in flight at completion are counted.
+    net.run_until(TIME_LIMIT + TIME_LIMIT, |_| false);
     let mut result = RunResult {
         scenario: scenario.name.clone(),
         mode,
@@ -119,7 +121,7 @@ pub fn run(scenario: &Scenario, mode: ClientMode) -> RunResult {
     };
     for l in &leeches {
         let node = &net.nodes()[l.index()];
-        let finished = node.finished_at().unwrap_or(net.now());
+        let finished = node.finished_at().unwrap_or(epoch + TIME_LIMIT);
         result.time = result.time.max(finished - epoch);
         let c = node.node().stats();
         result.blocks_received += c.blocks_received;
