@@ -61,6 +61,26 @@ struct Sent {
     answered: bool,
 }
 
+/// Mean round trip and per-block service time over the peers where they were measured.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Typical {
+    pub(super) rtt: f64,
+    pub(super) service: f64,
+}
+
+impl Typical {
+    pub(super) fn of<P>(peers: &BTreeMap<P, PeerState>) -> Self {
+        let mean = |values: Vec<f64>| match values.len() {
+            0 => 0.0,
+            n => values.iter().sum::<f64>() / n as f64,
+        };
+        Self {
+            rtt: mean(peers.values().filter_map(PeerState::srtt).collect()),
+            service: mean(peers.values().filter_map(PeerState::service).collect()),
+        }
+    }
+}
+
 /// What the client knows about one connected peer.
 #[derive(Debug)]
 pub(super) struct PeerState {
@@ -74,11 +94,42 @@ pub(super) struct PeerState {
     last_queued: Option<Instant>,
     rtt: Rtt,
     last_heard: Option<Instant>,
+    /// Smoothed gap between blocks while the peer had more to send: its per-block service time.
+    service: Option<f64>,
+    last_block: Option<Instant>,
+    busy: bool,
 }
 
 impl PeerState {
     pub(super) fn live_blocks(&self) -> usize {
         self.live.len()
+    }
+
+    pub(super) fn srtt(&self) -> Option<f64> {
+        self.rtt.srtt
+    }
+
+    pub(super) fn service(&self) -> Option<f64> {
+        self.service
+    }
+
+    /// Seconds until a want-block sent now should be answered: the round trip plus the blocks
+    /// queued ahead of it, each at the peer's service time; `typical` stands in for what was not
+    /// measured on this peer.
+    pub(super) fn expected_delay(&self, typical: Typical) -> f64 {
+        let service = self.service.unwrap_or(typical.service);
+        self.rtt.srtt.unwrap_or(typical.rtt) + self.live.len() as f64 * service
+    }
+
+    /// A message with `blocks` blocks arrived: if the peer was still sending since the last
+    /// one, the gap per block is a sample of its service time.
+    fn blocks_arrived(&mut self, now: Instant, blocks: usize) {
+        if let (true, Some(last)) = (self.busy, self.last_block) {
+            let gap = now.saturating_duration_since(last).as_secs_f64() / blocks as f64;
+            self.service = Some(self.service.map_or(gap, |s| 0.75 * s + 0.25 * gap));
+        }
+        self.last_block = Some(now);
+        self.busy = !self.live.is_empty();
     }
 
     fn flush_at(&self, config: &Config) -> Option<Instant> {
@@ -92,8 +143,11 @@ impl PeerState {
 /// (deadline, session, want, peer, re-arms so far, when the want was sent)
 type Deadline<P> = Reverse<(Instant, SessionId, Cid, P, u8, Instant)>;
 
-/// Re-arms granted to a peer that is alive but has not answered one want yet.
-const MAX_REARMS: u8 = 2;
+/// Re-arms granted to a peer that keeps talking but has not answered one want yet.
+const MAX_REARMS: u8 = 8;
+
+/// Longest wait before re-checking an ask while no round trip was measured.
+const RECHECK: Duration = Duration::from_millis(250);
 
 #[derive(Debug)]
 pub struct Client<P> {
@@ -143,6 +197,9 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Client<P> {
             last_queued: None,
             rtt: Rtt::default(),
             last_heard: None,
+            service: None,
+            last_block: None,
+            busy: false,
         });
     }
 
@@ -234,12 +291,11 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Client<P> {
         // Earlier wants of a session get higher priority, so servers answer in want order.
         let priority = i32::MAX - i32::try_from(index).unwrap_or(i32::MAX - 1);
         for (peer, want_type) in asks {
-            let timeout = self.dont_have_timeout(peer);
             let Some(ps) = self.peers.get_mut(&peer) else { continue };
             let dont_have = sessions && ps.version.supports_have();
             enqueue_want(ps, now, cid, want_type, priority, dont_have);
             if sessions {
-                let at = now + timeout + self.config.max_send_delay;
+                let at = self.check_at(now, peer) + self.config.max_send_delay;
                 self.deadlines.push(Reverse((at, session, cid, peer, 0, now)));
             }
         }
@@ -247,20 +303,7 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Client<P> {
 
     fn cancel_everywhere(&mut self, now: Instant, cid: Cid) {
         for ps in self.peers.values_mut() {
-            if ps.sent.remove(&cid).is_none() {
-                continue;
-            }
-            ps.live.remove(&cid);
-            let before = ps.queue.len();
-            ps.queue.retain(|e| e.cid != cid);
-            if ps.queue.len() == before {
-                ps.queue.push(WantEntry::cancel(cid));
-                ps.first_queued.get_or_insert(now);
-                ps.last_queued = Some(now);
-            } else if ps.queue.is_empty() {
-                ps.first_queued = None;
-                ps.last_queued = None;
-            }
+            cancel_at(ps, now, cid);
         }
     }
 
@@ -297,6 +340,11 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Client<P> {
         for block in &msg.blocks {
             self.handle_block(now, peer, block);
         }
+        if !msg.blocks.is_empty() {
+            if let Some(ps) = self.peers.get_mut(&peer) {
+                ps.blocks_arrived(now, msg.blocks.len());
+            }
+        }
         for p in &msg.presences {
             self.handle_presence(now, peer, p);
         }
@@ -322,13 +370,20 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Client<P> {
             return;
         }
         let size = block.data.len() as u64;
-        self.stats.record(peer, |c| {
-            c.blocks_received += 1;
-            c.block_bytes_received += size;
-        });
+        let wanted = self.wanted.contains_key(&block.cid);
+        if wanted || self.received.contains(&block.cid) {
+            self.stats.record(peer, |c| {
+                c.blocks_received += 1;
+                c.block_bytes_received += size;
+            });
+        }
         self.answered(now, peer, &block.cid);
         if let Some(sids) = self.wanted.remove(&block.cid) {
             self.remember_received(block.cid);
+            // The sender's server dropped the want when it sent the block: no cancel for it.
+            if let Some(ps) = self.peers.get_mut(&peer) {
+                ps.sent.remove(&block.cid);
+            }
             for sid in sids {
                 let wanted =
                     self.sessions.get_mut(&sid).is_some_and(|s| s.on_block(now, peer, block.cid));
@@ -383,6 +438,14 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Client<P> {
         self.flush(now);
     }
 
+    /// When to look at an ask again: at its timeout by today's estimate, but no later than
+    /// `RECHECK` while nothing was measured, because the first round trips shrink the estimate.
+    fn check_at(&self, now: Instant, peer: P) -> Instant {
+        let timeout = self.dont_have_timeout(peer);
+        let measured = self.mean_rtt().is_some();
+        now + if measured { timeout } else { timeout.min(RECHECK) }
+    }
+
     fn expire_silent_peers(&mut self, now: Instant) {
         while let Some(Reverse((at, sid, cid, peer, rearms, asked))) =
             self.deadlines.peek().copied()
@@ -400,24 +463,40 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Client<P> {
             if sent.answered || sent.at != asked {
                 continue;
             }
-            // A peer that spoke since we asked is alive, just busy: give it more time.
-            if rearms < MAX_REARMS && ps.last_heard.is_some_and(|h| h > sent.at) {
-                let next = now + self.dont_have_timeout(peer);
-                self.deadlines.push(Reverse((next, sid, cid, peer, rearms + 1, asked)));
+            let timeout = self.dont_have_timeout(peer);
+            let due = sent.at + timeout + self.config.max_send_delay;
+            if due > now {
+                let next = due.min(self.check_at(now, peer));
+                self.deadlines.push(Reverse((next, sid, cid, peer, rearms, asked)));
                 continue;
             }
-            if let Some(ps) = self.peers.get_mut(&peer) {
-                ps.live.remove(&cid);
-                if let Some(s) = ps.sent.get_mut(&cid) {
-                    s.answered = true;
-                }
+            // A peer that spoke since this deadline was armed is alive, just busy (its blocks
+            // queue behind each other on a slow link): give it more time.
+            let armed = at.checked_sub(timeout).unwrap_or(at);
+            if rearms < MAX_REARMS && ps.last_heard.is_some_and(|h| h > sent.at && h >= armed) {
+                self.deadlines.push(Reverse((now + timeout, sid, cid, peer, rearms + 1, asked)));
+                continue;
             }
-            self.stats.record(peer, |c| c.timeouts += 1);
-            if let Some(s) = self.sessions.get_mut(&sid) {
-                s.on_presence(peer, &cid, Presence::DontHave, true);
-            }
-            self.drive(now, sid, cid);
+            self.time_out(now, sid, cid, peer, sent.want_type);
         }
+    }
+
+    /// The peer stayed silent on `cid`: that counts as DONT_HAVE, and a want-block is cancelled
+    /// so that a late block does not arrive as a duplicate.
+    fn time_out(&mut self, now: Instant, sid: SessionId, cid: Cid, peer: P, want_type: WantType) {
+        if let Some(ps) = self.peers.get_mut(&peer) {
+            ps.live.remove(&cid);
+            if want_type == WantType::Block {
+                cancel_at(ps, now, cid);
+            } else if let Some(s) = ps.sent.get_mut(&cid) {
+                s.answered = true;
+            }
+        }
+        self.stats.record(peer, |c| c.timeouts += 1);
+        if let Some(s) = self.sessions.get_mut(&sid) {
+            s.on_presence(peer, &cid, Presence::DontHave, true);
+        }
+        self.drive(now, sid, cid);
     }
 
     fn idle_ticks(&mut self, now: Instant) {
@@ -488,6 +567,25 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Client<P> {
     }
 }
 
+/// Withdraws the want for `cid` from the peer: dropped from the queue if not sent yet,
+/// otherwise cancelled.
+fn cancel_at(ps: &mut PeerState, now: Instant, cid: Cid) {
+    if ps.sent.remove(&cid).is_none() {
+        return;
+    }
+    ps.live.remove(&cid);
+    let before = ps.queue.len();
+    ps.queue.retain(|e| e.cid != cid);
+    if ps.queue.len() == before {
+        ps.queue.push(WantEntry::cancel(cid));
+        ps.first_queued.get_or_insert(now);
+        ps.last_queued = Some(now);
+    } else if ps.queue.is_empty() {
+        ps.first_queued = None;
+        ps.last_queued = None;
+    }
+}
+
 /// Queues a want unless the peer already holds it (a want-have may still be upgraded).
 fn enqueue_want(
     ps: &mut PeerState,
@@ -513,4 +611,251 @@ fn enqueue_want(
     }
     ps.first_queued.get_or_insert(now);
     ps.last_queued = Some(now);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::proto::bitswap::verify::raw_cid;
+    use bytes::Bytes;
+
+    const V12: ProtocolVersion = ProtocolVersion::V1_2_0;
+
+    fn block(i: u32) -> Block {
+        let data = Bytes::from(vec![i as u8; 2000 + i as usize]);
+        Block { cid: raw_cid(&data), data }
+    }
+
+    fn client(peers: u8, mode: ClientMode) -> Client<u8> {
+        let mut c = Client::new(Config::new(mode).with_rng_seed(7));
+        let version = if mode == ClientMode::Legacy { ProtocolVersion::V1_1_0 } else { V12 };
+        for p in 0..peers {
+            c.peer_connected(p, version);
+        }
+        c
+    }
+
+    /// Runs timers up to `at` and returns what was sent, per peer.
+    fn sent_by(c: &mut Client<u8>, at: Instant) -> BTreeMap<u8, Vec<WantEntry>> {
+        c.handle_timeout(at);
+        let mut out: BTreeMap<u8, Vec<WantEntry>> = BTreeMap::new();
+        while let Some((p, m)) = c.poll_transmit() {
+            out.entry(p).or_default().extend(m.wantlist);
+        }
+        out
+    }
+
+    fn wants_of(sent: &BTreeMap<u8, Vec<WantEntry>>, t: WantType) -> Vec<u8> {
+        sent.iter()
+            .filter(|(_, es)| es.iter().any(|e| !e.cancel && e.want_type == t))
+            .map(|(p, _)| *p)
+            .collect()
+    }
+
+    fn cancels(sent: &BTreeMap<u8, Vec<WantEntry>>) -> Vec<u8> {
+        sent.iter().filter(|(_, es)| es.iter().any(|e| e.cancel)).map(|(p, _)| *p).collect()
+    }
+
+    fn presence(cid: Cid, presence: Presence) -> Message {
+        Message { presences: vec![BlockPresence { cid, presence }], ..Message::default() }
+    }
+
+    fn blocks(b: &[Block]) -> Message {
+        Message { blocks: b.to_vec(), ..Message::default() }
+    }
+
+    const MS: Duration = Duration::from_millis(1);
+
+    #[test]
+    fn want_have_to_every_peer_and_one_optimistic_want_block() {
+        let now = Instant::now();
+        let mut c = client(3, ClientMode::Sessions);
+        let s = c.new_session(now);
+        c.want(now, s, [block(1).cid]);
+        let sent = sent_by(&mut c, now + 25 * MS);
+        assert_eq!(wants_of(&sent, WantType::Block).len(), 1);
+        assert_eq!(wants_of(&sent, WantType::Have).len(), 2);
+        assert!(sent.values().flatten().all(|e| e.send_dont_have));
+    }
+
+    /// Asks a fresh session for block 1 and returns (client, want-block peer, want-have peers).
+    fn asked(peers: u8) -> (Client<u8>, SessionId, Instant, u8, Vec<u8>) {
+        let now = Instant::now();
+        let mut c = client(peers, ClientMode::Sessions);
+        let s = c.new_session(now);
+        c.want(now, s, [block(1).cid]);
+        let sent = sent_by(&mut c, now + 25 * MS);
+        let wb = wants_of(&sent, WantType::Block)[0];
+        (c, s, now + 25 * MS, wb, wants_of(&sent, WantType::Have))
+    }
+
+    #[test]
+    fn have_leads_to_want_block_after_dont_have() {
+        let (mut c, _, now, wb, haves) = asked(3);
+        let cid = block(1).cid;
+        c.handle_message(now + 20 * MS, wb, &presence(cid, Presence::DontHave));
+        c.handle_message(now + 20 * MS, haves[0], &presence(cid, Presence::Have));
+        let sent = sent_by(&mut c, now + 45 * MS);
+        assert_eq!(wants_of(&sent, WantType::Block), vec![haves[0]]);
+    }
+
+    #[test]
+    fn when_every_peer_says_dont_have_the_want_is_broadcast() {
+        let (mut c, _, now, wb, haves) = asked(4);
+        let cid = block(1).cid;
+        let unasked: Vec<u8> = (0..4).filter(|p| *p != wb && !haves.contains(p)).collect();
+        assert_eq!(unasked.len(), 1, "a fresh session asks three peers first");
+        for p in std::iter::once(wb).chain(haves) {
+            c.handle_message(now + 20 * MS, p, &presence(cid, Presence::DontHave));
+        }
+        let sent = sent_by(&mut c, now + 45 * MS);
+        assert_eq!(wants_of(&sent, WantType::Block), unasked);
+    }
+
+    #[test]
+    fn a_silent_peer_counts_as_dont_have_and_its_want_block_is_cancelled() {
+        let (mut c, _, now, wb, haves) = asked(4);
+        let cid = block(1).cid;
+        for p in &haves {
+            c.handle_message(now + 20 * MS, *p, &presence(cid, Presence::DontHave));
+        }
+        assert!(sent_by(&mut c, now + 30 * MS).is_empty(), "waits for the want-block peer");
+        let later = now + Duration::from_secs(6);
+        sent_by(&mut c, later);
+        assert_eq!(c.stats().peer(wb).timeouts, 1);
+        let sent = sent_by(&mut c, later + 25 * MS);
+        assert_eq!(cancels(&sent), vec![wb]);
+        assert_eq!(wants_of(&sent, WantType::Block).len(), 1, "the fourth peer is asked");
+    }
+
+    #[test]
+    fn silent_peer_timeout_follows_measured_round_trips() {
+        let (mut c, s, now, wb, haves) = asked(3);
+        let b1 = block(1);
+        // 20 ms round trips measured on the want-have peers.
+        c.handle_message(now + 20 * MS, haves[0], &presence(b1.cid, Presence::Have));
+        c.handle_message(now + 20 * MS, haves[1], &presence(b1.cid, Presence::Have));
+        c.handle_message(now + 20 * MS, wb, &blocks(&[b1]));
+        let t = now + 25 * MS;
+        c.want(t, s, [block(2).cid]);
+        let sent = sent_by(&mut c, t + 2 * MS);
+        let wb2 = wants_of(&sent, WantType::Block)[0];
+        // Its own round trip (20 ms + 4 x variance), floored at 50 ms: well before 5 s.
+        sent_by(&mut c, t + 200 * MS);
+        assert_eq!(c.stats().peer(wb2).timeouts, 1);
+        assert!(!sent_by(&mut c, t + 250 * MS).is_empty(), "the want moved on");
+    }
+
+    #[test]
+    fn wants_are_debounced_with_a_maximum_wait() {
+        let now = Instant::now();
+        let mut c = client(1, ClientMode::Sessions);
+        let s = c.new_session(now);
+        c.want(now, s, [block(1).cid]);
+        c.want(now + MS / 2, s, [block(2).cid]);
+        assert_eq!(c.poll_timeout(), Some(now + MS / 2 + MS));
+        assert!(sent_by(&mut c, now + MS).is_empty());
+        let sent = sent_by(&mut c, now + MS / 2 + MS);
+        assert_eq!(sent[&0].len(), 2, "both wants in one message");
+
+        let mut c = client(1, ClientMode::Sessions);
+        let s = c.new_session(now);
+        let start = now;
+        for i in 0..40u32 {
+            c.want(start + MS * i * 9 / 10, s, [block(100 + i).cid]);
+        }
+        assert_eq!(c.poll_timeout(), Some(start + 20 * MS), "max wait caps the debounce");
+    }
+
+    #[test]
+    fn on_receipt_cancels_go_to_every_other_peer_sent_the_want() {
+        let (mut c, s, now, wb, haves) = asked(3);
+        let b = block(1);
+        c.handle_message(now + 20 * MS, wb, &blocks(std::slice::from_ref(&b)));
+        assert_eq!(c.poll_event(), Some(Event::Block { session: s, block: b }));
+        let sent = sent_by(&mut c, now + 45 * MS);
+        assert_eq!(cancels(&sent), haves);
+        assert!(!c.session_pending(s));
+    }
+
+    #[test]
+    fn peers_join_on_first_have_or_block() {
+        let (mut c, s, now, wb, haves) = asked(3);
+        let cid = block(1).cid;
+        assert!((0..3).all(|p| !c.session_has_peer(s, p)));
+        c.handle_message(now + 20 * MS, haves[0], &presence(cid, Presence::Have));
+        c.handle_message(now + 20 * MS, haves[1], &presence(cid, Presence::DontHave));
+        assert!(c.session_has_peer(s, haves[0]));
+        assert!(!c.session_has_peer(s, haves[1]));
+        c.handle_message(now + 20 * MS, wb, &blocks(&[block(1)]));
+        assert!(c.session_has_peer(s, wb));
+    }
+
+    #[test]
+    fn a_block_that_does_not_match_its_cid_is_dropped_counted_and_penalised() {
+        let (mut c, s, now, wb, _) = asked(3);
+        let forged = Block { cid: block(1).cid, data: Bytes::from_static(b"not it") };
+        c.handle_message(now + 20 * MS, wb, &blocks(&[forged]));
+        assert_eq!(c.stats().peer(wb).invalid_blocks, 1);
+        assert_eq!(c.stats().total.blocks_received, 0);
+        assert_eq!(c.poll_event(), Some(Event::Misbehaved { peer: wb, cid: block(1).cid }));
+        assert!(c.session_pending(s), "the want stays");
+        assert!(!c.session_has_peer(s, wb));
+    }
+
+    #[test]
+    fn unsolicited_and_duplicate_blocks_are_counted() {
+        let (mut c, _, now, wb, haves) = asked(3);
+        c.handle_message(now, haves[0], &blocks(&[block(9)]));
+        assert_eq!(c.stats().peer(haves[0]).unsolicited_blocks, 1);
+        assert_eq!(c.poll_event(), None);
+        let b = block(1);
+        c.handle_message(now + 20 * MS, wb, &blocks(std::slice::from_ref(&b)));
+        c.handle_message(now + 20 * MS, haves[1], &blocks(std::slice::from_ref(&b)));
+        let dup = c.stats().peer(haves[1]);
+        assert_eq!((dup.duplicate_blocks, dup.duplicate_bytes), (1, b.data.len() as u64));
+        assert_eq!(c.stats().total.blocks_received, 2);
+    }
+
+    #[test]
+    fn best_peer_is_the_one_that_delivered() {
+        let (mut c, s, now, wb, haves) = asked(3);
+        let b1 = block(1);
+        c.handle_message(now + 20 * MS, haves[0], &presence(b1.cid, Presence::DontHave));
+        c.handle_message(now + 20 * MS, haves[1], &presence(b1.cid, Presence::DontHave));
+        c.handle_message(now + 20 * MS, wb, &blocks(&[b1]));
+        let t = now + 30 * MS;
+        c.want(t, s, [block(2).cid]);
+        let sent = sent_by(&mut c, t + 5 * MS);
+        assert_eq!(wants_of(&sent, WantType::Block), vec![wb]);
+    }
+
+    #[test]
+    fn legacy_mode_broadcasts_want_block_and_rebroadcasts_when_idle() {
+        let now = Instant::now();
+        let mut c = client(3, ClientMode::Legacy);
+        let s = c.new_session(now);
+        c.want(now, s, [block(1).cid]);
+        let sent = sent_by(&mut c, now + 25 * MS);
+        assert_eq!(wants_of(&sent, WantType::Block), vec![0, 1, 2]);
+        assert!(sent.values().flatten().all(|e| !e.send_dont_have));
+        c.peer_connected(3, ProtocolVersion::V1_1_0);
+        let idle = now + Duration::from_secs(1);
+        assert!(sent_by(&mut c, idle).is_empty(), "rebroadcast is debounced too");
+        let sent = sent_by(&mut c, idle + 25 * MS);
+        assert_eq!(wants_of(&sent, WantType::Block), vec![3]);
+    }
+
+    #[test]
+    fn a_disconnected_peer_counts_as_dont_have() {
+        let (mut c, _, now, wb, haves) = asked(4);
+        let cid = block(1).cid;
+        for p in &haves {
+            c.handle_message(now + 20 * MS, *p, &presence(cid, Presence::DontHave));
+        }
+        c.peer_disconnected(now + 21 * MS, wb);
+        let sent = sent_by(&mut c, now + 45 * MS);
+        assert_eq!(wants_of(&sent, WantType::Block).len(), 1);
+        assert!(!sent.contains_key(&wb));
+    }
 }

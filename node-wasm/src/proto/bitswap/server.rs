@@ -231,28 +231,31 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Server<P> {
         while let Some(peer) = self.turns.pop_front() {
             let Some(ledger) = self.ledgers.get_mut(&peer) else { continue };
             ledger.scheduled = false;
-            if ledger.outstanding >= self.config.max_outstanding_bytes_per_peer {
-                continue;
+            // A peer whose next response does not fit under its cap waits for `handle_sent`.
+            if ledger.outstanding < self.config.max_outstanding_bytes_per_peer && self.pack(peer) {
+                self.take_turn(peer);
             }
-            self.pack(peer);
-            self.take_turn(peer);
         }
     }
 
-    /// Takes responses off `peer`'s queue until the target size is reached.
-    fn pack(&mut self, peer: P) {
+    /// Takes responses off `peer`'s queue until the target size is reached. False if nothing
+    /// could be taken.
+    fn pack(&mut self, peer: P) -> bool {
         let target = self.config.target_message_size;
         let max_msg = self.config.max_message_size;
         let max_out = self.config.max_outstanding_bytes_per_peer;
-        let Some(ledger) = self.ledgers.get_mut(&peer) else { return };
+        let Some(ledger) = self.ledgers.get_mut(&peer) else { return false };
         let mut packing =
             Packing { blocks: Vec::new(), presences: Vec::new(), bytes: 0, pending_bytes: 0 };
         while packing.bytes < target {
             let Some(task) = ledger.wantlist.peek() else { break };
-            let empty = packing.bytes == 0;
-            let over_msg = packing.bytes + task.size > max_msg;
-            let over_out = ledger.outstanding + packing.bytes + task.size > max_out;
-            if !empty && (over_msg || over_out) {
+            // One response may exceed the caps on its own (a 2 MiB block must go out), but only
+            // when nothing else is packed or outstanding.
+            let first = packing.bytes == 0;
+            let idle = first && ledger.outstanding == 0;
+            let over_msg = !first && packing.bytes + task.size > max_msg;
+            let over_out = !idle && ledger.outstanding + packing.bytes + task.size > max_out;
+            if over_msg || over_out {
                 break;
             }
             ledger.wantlist.pop();
@@ -269,7 +272,7 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Server<P> {
             count_response(&mut self.stats, peer, &task);
         }
         if packing.bytes == 0 {
-            return;
+            return false;
         }
         packing.pending_bytes = ledger.wantlist.queued_block_bytes();
         ledger.outstanding += packing.bytes;
@@ -284,6 +287,7 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Server<P> {
         }
         ledger.packing.push_back(packing);
         self.finish_packing(peer);
+        true
     }
 
     /// Moves `peer`'s responses to the transmit queue, in order, as their block data arrives.
@@ -336,5 +340,214 @@ fn count_response<P: Copy + Ord>(stats: &mut Stats<P>, peer: P, task: &Task) {
         }),
         Response::Have => stats.record(peer, |c| c.haves_sent += 1),
         Response::DontHave => stats.record(peer, |c| c.dont_haves_sent += 1),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::proto::bitswap::message::WantEntry;
+    use crate::proto::bitswap::verify::raw_cid;
+
+    fn data(i: u32, len: usize) -> (Cid, Bytes) {
+        let mut d = vec![0u8; len];
+        d[..4].copy_from_slice(&i.to_le_bytes());
+        (raw_cid(&d), Bytes::from(d))
+    }
+
+    /// A server holding blocks `0..n` of `len` bytes, answering loads at once.
+    struct Harness {
+        server: Server<u8>,
+        store: HashMap<Cid, Bytes>,
+        now: Instant,
+    }
+
+    impl Harness {
+        fn new(config: Config, n: u32, len: usize) -> (Self, Vec<Cid>) {
+            let mut h =
+                Harness { server: Server::new(config), store: HashMap::new(), now: Instant::now() };
+            let cids = (0..n)
+                .map(|i| {
+                    let (cid, d) = data(i, len);
+                    h.server.add_block(cid, d.len());
+                    h.store.insert(cid, d);
+                    cid
+                })
+                .collect();
+            for p in 0..4 {
+                h.server.peer_connected(p, ProtocolVersion::V1_2_0);
+            }
+            (h, cids)
+        }
+
+        fn wants(&mut self, peer: u8, entries: Vec<WantEntry>) {
+            let msg = Message { wantlist: entries, ..Message::default() };
+            self.server.handle_message(self.now, peer, &msg);
+        }
+
+        /// Answers every load and returns the responses, in order.
+        fn drain(&mut self) -> Vec<(u8, Message)> {
+            while let Some(ServerEvent::Load(cid)) = self.server.poll_event() {
+                let d = self.store.get(&cid).cloned();
+                self.server.block_loaded(cid, d);
+            }
+            std::iter::from_fn(|| self.server.poll_transmit()).collect()
+        }
+    }
+
+    fn want(cid: Cid, t: WantType, dont_have: bool) -> WantEntry {
+        WantEntry::want(cid, t, 1, dont_have)
+    }
+
+    #[test]
+    fn want_block_is_answered_with_the_block_and_want_have_with_have() {
+        let (mut h, cids) = Harness::new(Config::default(), 2, 2000);
+        h.wants(
+            0,
+            vec![want(cids[0], WantType::Block, false), want(cids[1], WantType::Have, false)],
+        );
+        let out = h.drain();
+        assert_eq!(out.len(), 1);
+        let msg = &out[0].1;
+        assert_eq!(msg.blocks.iter().map(|b| b.cid).collect::<Vec<_>>(), vec![cids[0]]);
+        assert_eq!(msg.presences, vec![BlockPresence { cid: cids[1], presence: Presence::Have }]);
+        assert_eq!(h.server.stats().peer(0).blocks_sent, 1);
+        assert_eq!(h.server.stats().peer(0).haves_sent, 1);
+    }
+
+    #[test]
+    fn want_have_for_a_small_block_gets_the_block() {
+        let (mut h, cids) = Harness::new(Config::default(), 2, 1024);
+        h.wants(0, vec![want(cids[0], WantType::Have, true)]);
+        let out = h.drain();
+        assert_eq!(out[0].1.blocks.len(), 1);
+        assert!(out[0].1.presences.is_empty());
+    }
+
+    #[test]
+    fn dont_have_only_when_asked_for() {
+        let (mut h, _) = Harness::new(Config::default(), 0, 0);
+        let (missing, _) = data(99, 100);
+        h.wants(0, vec![want(missing, WantType::Have, false)]);
+        assert!(h.drain().is_empty());
+        h.wants(1, vec![want(missing, WantType::Block, true)]);
+        let out = h.drain();
+        assert_eq!(
+            out[0].1.presences,
+            vec![BlockPresence { cid: missing, presence: Presence::DontHave }]
+        );
+        let mut v11 = Harness::new(Config::default(), 0, 0).0;
+        v11.server.peer_connected(2, ProtocolVersion::V1_1_0);
+        v11.wants(2, vec![want(missing, WantType::Block, true)]);
+        assert!(v11.drain().is_empty(), "no DONT_HAVE on 1.1.0");
+    }
+
+    #[test]
+    fn a_want_for_a_missing_block_is_served_when_the_block_arrives() {
+        let (mut h, _) = Harness::new(Config::default(), 0, 0);
+        let (cid, d) = data(5, 3000);
+        h.wants(0, vec![want(cid, WantType::Block, true)]);
+        assert_eq!(h.drain()[0].1.presences.len(), 1);
+        h.store.insert(cid, d.clone());
+        h.server.add_block(cid, d.len());
+        let out = h.drain();
+        assert_eq!(out[0].1.blocks, vec![Block { cid, data: d }]);
+    }
+
+    #[test]
+    fn cancel_drops_the_queued_answer() {
+        let (mut h, cids) =
+            Harness::new(Config::default().with_max_outstanding_bytes_per_peer(1), 2, 2000);
+        h.wants(
+            0,
+            vec![want(cids[0], WantType::Block, false), want(cids[1], WantType::Block, false)],
+        );
+        // A 1-byte cap lets one response out at a time: the first is packed, the second waits.
+        assert_eq!(h.drain().len(), 1);
+        h.wants(0, vec![WantEntry::cancel(cids[1])]);
+        h.server.handle_sent(0);
+        assert!(h.drain().is_empty());
+        assert_eq!(h.server.queued_wants(0), 0);
+    }
+
+    #[test]
+    fn responses_fill_to_16_kib_and_overflow_with_the_last_block() {
+        let (mut h, cids) = Harness::new(Config::default(), 5, 8000);
+        h.wants(0, cids.iter().map(|c| want(*c, WantType::Block, false)).collect());
+        let sizes: Vec<usize> = h.drain().iter().map(|(_, m)| m.blocks.len()).collect();
+        // 8000 + 8000 < 16384, so a third block goes in (24000 bytes), then the rest.
+        assert_eq!(sizes, vec![3, 2]);
+    }
+
+    #[test]
+    fn at_most_1_mib_outstanding_per_peer() {
+        let (mut h, cids) = Harness::new(Config::default(), 6, 300 * 1024);
+        h.wants(0, cids.iter().map(|c| want(*c, WantType::Block, false)).collect());
+        let first: usize = h.drain().iter().map(|(_, m)| m.blocks.len()).sum();
+        assert_eq!(first, 3, "a fourth 300 KiB block would pass 1 MiB");
+        h.server.handle_sent(0);
+        let second: usize = h.drain().iter().map(|(_, m)| m.blocks.len()).sum();
+        assert_eq!(second, 1);
+    }
+
+    #[test]
+    fn wants_beyond_1024_are_refused_and_counted() {
+        let (mut h, _) = Harness::new(Config::default(), 0, 0);
+        let entries = (0..1030).map(|i| want(data(i, 10).0, WantType::Block, false)).collect();
+        h.wants(0, entries);
+        assert_eq!(h.server.queued_wants(0), 1024);
+        assert_eq!(h.server.stats().peer(0).refused_wants, 6);
+    }
+
+    #[test]
+    fn peers_take_turns() {
+        // Both peers wait for the same blocks; as each arrives, each peer gets one response in
+        // turn instead of the first peer's whole queue going out first.
+        let config = Config::default().with_target_message_size(1);
+        let (mut h, _) = Harness::new(config, 0, 0);
+        let blocks: Vec<(Cid, Bytes)> = (0..3).map(|i| data(i, 8000)).collect();
+        for p in [0, 1] {
+            h.wants(p, blocks.iter().map(|(c, _)| want(*c, WantType::Block, false)).collect());
+        }
+        for (cid, d) in &blocks {
+            h.store.insert(*cid, d.clone());
+            h.server.add_block(*cid, d.len());
+        }
+        let order: Vec<u8> = h.drain().iter().map(|(p, _)| *p).collect();
+        assert_eq!(order, vec![0, 1, 0, 1, 0, 1]);
+    }
+
+    #[test]
+    fn a_busy_peer_does_not_hold_up_others_within_one_pass() {
+        let config = Config::default().with_target_message_size(1);
+        let (mut h, cids) = Harness::new(config, 4, 8000);
+        // Queue work for both peers without scheduling, then let one pass run.
+        for (p, range) in [(0u8, 0..3), (1u8, 3..4)] {
+            let ledger = h.server.ledgers.get_mut(&p).unwrap();
+            for c in &cids[range] {
+                ledger.wantlist.add(&want(*c, WantType::Block, false));
+                ledger.wantlist.queue(*c, Response::Block, 8000);
+            }
+            h.server.take_turn(p);
+        }
+        h.server.schedule();
+        let order: Vec<u8> = h.drain().iter().map(|(p, _)| *p).collect();
+        assert_eq!(order, vec![0, 1, 0, 0]);
+    }
+
+    #[test]
+    fn slow_store_reads_go_out_in_order() {
+        let (mut h, cids) = Harness::new(Config::default(), 3, 20_000);
+        h.wants(0, cids.iter().map(|c| want(*c, WantType::Block, false)).collect());
+        let loads: Vec<Cid> =
+            std::iter::from_fn(|| h.server.poll_event()).map(|ServerEvent::Load(c)| c).collect();
+        assert_eq!(loads, cids, "all three load in parallel");
+        for cid in loads.iter().rev() {
+            h.server.block_loaded(*cid, h.store.get(cid).cloned());
+        }
+        let sent: Vec<Cid> = std::iter::from_fn(|| h.server.poll_transmit())
+            .flat_map(|(_, m)| m.blocks.into_iter().map(|b| b.cid))
+            .collect();
+        assert_eq!(sent, cids);
     }
 }

@@ -23,7 +23,7 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use web_time::Instant;
 
-use super::client::PeerState;
+use super::client::{PeerState, Typical};
 use super::message::{Presence, WantType};
 use super::predictor::{Predictor, WINDOW};
 use super::ClientMode;
@@ -35,8 +35,9 @@ pub struct SessionId(pub u64);
 /// A presence estimate this high makes a single want-block the right call.
 const CONFIDENT: f64 = 0.8;
 
-/// Sort key of a candidate: presence bucket (negated), load, blocks delivered, random tie-break.
-type RankKey = (i64, usize, std::cmp::Reverse<u32>, u32);
+/// Sort key of a candidate: presence bucket (negated), expected delay in microseconds, load,
+/// blocks delivered (more first), random tie-break.
+type RankKey = (i64, u64, usize, std::cmp::Reverse<u32>, u32);
 
 #[derive(Debug, Clone, Copy)]
 struct Ask {
@@ -272,9 +273,18 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
         let limit = self.fan_out_limit(rounds);
         let mut ranked = self.rank(index, members, peers, rng);
         let expected: f64 = ranked.iter().map(|(_, p)| p).sum();
-        if expected < 1.0 && ranked.len() < limit {
-            let room = limit - ranked.len();
-            ranked.extend(self.rank(index, others, peers, rng).into_iter().take(room));
+        let room = if expected < 1.0 {
+            limit.saturating_sub(ranked.len())
+        } else {
+            usize::from(saturated(ranked.first().map(|(p, _)| *p), peers))
+        };
+        if room > 0 {
+            let mut extra = self.rank(index, others, peers, rng);
+            extra.truncate(room);
+            // A recruit with an empty queue goes first when the members are busy.
+            extra.append(&mut ranked);
+            ranked = extra;
+            ranked.sort_by_key(|(_, prob)| std::cmp::Reverse(presence_bucket(*prob)));
         }
         ranked
     }
@@ -310,14 +320,23 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
         rng: &mut ChaCha8Rng,
     ) -> Vec<(P, f64)> {
         let prior = self.hit_rate();
+        let typical = Typical::of(peers);
         let mut scored: Vec<(RankKey, P, f64)> = candidates
             .into_iter()
             .map(|p| {
                 let prob = self.predictor.predict(p, index, prior);
-                let bucket = -((prob * 20.0).round() as i64);
-                let load = peers.get(&p).map_or(0, |s| s.live_blocks());
+                let state = peers.get(&p);
+                let delay = state.map_or(typical.rtt, |s| s.expected_delay(typical));
+                let load = state.map_or(0, PeerState::live_blocks);
                 let delivered = self.peers.get(&p).map_or(0, |s| s.delivered);
-                ((bucket, load, std::cmp::Reverse(delivered), rng.random()), p, prob)
+                let key = (
+                    -presence_bucket(prob),
+                    (delay * 1e6) as u64,
+                    load,
+                    std::cmp::Reverse(delivered),
+                    rng.random(),
+                );
+                (key, p, prob)
             })
             .collect();
         scored.sort_unstable_by_key(|s| s.0);
@@ -482,4 +501,23 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
         }
         out
     }
+}
+
+/// Presence classes of width 0.05, except that every confident estimate is one class: among
+/// likely holders, speed decides.
+fn presence_bucket(prob: f64) -> i64 {
+    if prob >= CONFIDENT {
+        100
+    } else {
+        (prob * 20.0).round() as i64
+    }
+}
+
+/// Whether the best member's queue already costs more than a round trip: then a new peer with an
+/// empty queue is worth recruiting.
+fn saturated<P: Ord>(best: Option<P>, peers: &BTreeMap<P, PeerState>) -> bool {
+    let Some(state) = best.and_then(|p| peers.get(&p)) else { return false };
+    let typical = Typical::of(peers);
+    let rtt = state.srtt().unwrap_or(typical.rtt);
+    rtt > 0.0 && state.expected_delay(typical) > 2.0 * rtt
 }

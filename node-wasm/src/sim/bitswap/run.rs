@@ -198,6 +198,73 @@ mod tests {
         fixed_delay_matrix(1).into_iter().find(|s| s.name == name).unwrap()
     }
 
+    fn assert_targets(name: &str) -> RunResult {
+        let s = matrix_row(name);
+        let r = run(&s, ClientMode::Sessions);
+        let f = s.seed_figures().unwrap();
+        assert!(r.complete, "{name} did not complete");
+        assert_eq!(r.blocks_received - r.duplicates, s.blocks as u64, "{name}");
+        assert!(r.time.as_secs_f64() * 1000.0 <= f.poc_time_ms, "{name}: {:?}", r.time);
+        assert!(r.dup_pct() <= f.poc_dup_pct, "{name}: {}%", r.dup_pct());
+        r
+    }
+
+    #[test]
+    fn matrix_rows_meet_the_targets() {
+        for name in [
+            "3Nodes-AllToAll-BigBatch",
+            "3Nodes-Overlap1-OneAtATime",
+            "10Nodes-AllToAll-UnixfsFetch",
+        ] {
+            let r = assert_targets(name);
+            assert!(r.dup_pct() <= 2.0, "{name}: {}%", r.dup_pct());
+            assert!(r.time.as_secs_f64() <= 1.15 * r.lower_bound.as_secs_f64(), "{name}");
+        }
+        let r = assert_targets("200Nodes-AllToAll-BigBatch");
+        assert!(r.dup_pct() <= 10.0);
+        let r = assert_targets("10Nodes-OnePeerPerBlock-BigBatch");
+        assert_eq!(r.duplicates, 0);
+    }
+
+    #[test]
+    fn same_seed_same_hash() {
+        let s = matrix_row("3Nodes-Overlap3-BigBatch");
+        let a = [run(&s, ClientMode::Sessions), run(&s, ClientMode::Legacy)];
+        let b = [run(&s, ClientMode::Sessions), run(&s, ClientMode::Legacy)];
+        assert_eq!(result_hash(&a), result_hash(&b));
+        let other =
+            Scenario { seed: 2, distribution: super::super::Distribution::OnePeerPerBlock, ..s };
+        let c = [run(&other, ClientMode::Sessions), run(&other, ClientMode::Legacy)];
+        assert_ne!(result_hash(&a), result_hash(&c));
+    }
+
+    #[test]
+    fn legacy_completes_with_duplicates_from_broadcast() {
+        let r = run(&matrix_row("3Nodes-AllToAll-BigBatch"), ClientMode::Legacy);
+        assert!(r.complete);
+        assert_eq!(r.duplicates, 100, "both seeds send every block");
+    }
+
+    #[test]
+    fn bandwidth_limited_jittered_network_completes() {
+        use super::super::{Distribution, FetchPattern};
+        let s = Scenario::custom(
+            12,
+            60,
+            16_000,
+            Distribution::Random(0.4),
+            FetchPattern::Unixfs,
+            Duration::from_millis(30),
+            Duration::from_millis(10),
+            Some(1e6),
+            3,
+        );
+        let r = run(&s, ClientMode::Sessions);
+        assert!(r.complete);
+        assert!(r.time >= r.lower_bound);
+        assert_eq!(r.blocks_received - r.duplicates, 60);
+    }
+
     #[test]
     fn fixed_delay_lower_bound_is_steps_times_rtt() {
         let s = matrix_row("3Nodes-Overlap3-BatchBy10");
