@@ -139,6 +139,9 @@ impl PeerState {
     }
 }
 
+/// Who gets which kind of want.
+type Asks<P> = Vec<(P, WantType)>;
+
 /// A pending silent-peer check.
 /// (deadline, session, want, peer, re-arms so far, when the want was sent)
 type Deadline<P> = Reverse<(Instant, SessionId, Cid, P, u8, Instant)>;
@@ -157,6 +160,9 @@ pub struct Client<P> {
     sessions: BTreeMap<SessionId, Session<P>>,
     next_session: u64,
     wanted: HashMap<Cid, Vec<SessionId>>,
+    /// Wants whose next step is to be decided, and when the first and last were marked.
+    undecided: HashSet<(SessionId, Cid)>,
+    undecided_since: Option<(Instant, Instant)>,
     received: HashSet<Cid>,
     received_order: VecDeque<Cid>,
     deadlines: BinaryHeap<Deadline<P>>,
@@ -174,6 +180,8 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Client<P> {
             sessions: BTreeMap::new(),
             next_session: 0,
             wanted: HashMap::new(),
+            undecided: HashSet::new(),
+            undecided_since: None,
             received: HashSet::new(),
             received_order: VecDeque::new(),
             deadlines: BinaryHeap::new(),
@@ -271,12 +279,41 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Client<P> {
         }
     }
 
-    /// Lets the session decide who to ask for `cid` and queues what it decided.
+    /// Marks a want for a decision. Decisions wait for the end of the send debounce: the asks
+    /// could not leave earlier anyway, and every answer that arrives meanwhile (several peers
+    /// answer at almost the same time) informs them.
     fn drive(&mut self, now: Instant, session: SessionId, cid: Cid) {
-        let Some(s) = self.sessions.get_mut(&session) else { return };
-        let asks = s.drive(cid, &self.peers, &mut self.rng);
-        let index = s.index(&cid).unwrap_or(0);
-        self.send_asks(now, session, cid, index, asks);
+        if self.undecided.insert((session, cid)) {
+            let (first, _) = self.undecided_since.get_or_insert((now, now));
+            self.undecided_since = Some((*first, now));
+        }
+    }
+
+    /// The send debounce applied to decisions: after the last marked want, at most
+    /// `max_send_delay` after the first.
+    fn decide_at(&self) -> Option<Instant> {
+        let (first, last) = self.undecided_since?;
+        Some((last + self.config.send_debounce).min(first + self.config.max_send_delay))
+    }
+
+    /// Lets the sessions decide, in want order, who to ask for the marked wants.
+    fn decide(&mut self, now: Instant) {
+        let Some((first, _)) = self.undecided_since.filter(|_| self.decide_at() <= Some(now))
+        else {
+            return;
+        };
+        self.undecided_since = None;
+        let mut marked: Vec<(SessionId, u64, Cid)> = std::mem::take(&mut self.undecided)
+            .into_iter()
+            .filter_map(|(sid, cid)| Some((sid, self.sessions.get(&sid)?.index(&cid)?, cid)))
+            .collect();
+        marked.sort_unstable();
+        for (sid, index, cid) in marked {
+            let Some(s) = self.sessions.get_mut(&sid) else { continue };
+            let asks = s.drive(cid, &self.peers, &mut self.rng);
+            // The debounce has been served: queued as of the first mark, the flush is due now.
+            self.send_asks(first, sid, cid, index, asks);
+        }
     }
 
     fn send_asks(
@@ -431,10 +468,11 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Client<P> {
         }
     }
 
-    /// Sends due queues, expires silent peers and runs idle ticks.
+    /// Expires silent peers, runs idle ticks, makes due decisions and sends due queues.
     pub fn handle_timeout(&mut self, now: Instant) {
         self.expire_silent_peers(now);
         self.idle_ticks(now);
+        self.decide(now);
         self.flush(now);
     }
 
@@ -509,16 +547,13 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Client<P> {
             .collect();
         for sid in due {
             let Some(s) = self.sessions.get_mut(&sid) else { continue };
-            for (cid, asks) in s.rebroadcast(now, &self.peers) {
-                let index = s.index(&cid).unwrap_or(0);
-                let sessions = self.config.mode == ClientMode::Sessions;
-                let priority = i32::MAX - i32::try_from(index).unwrap_or(i32::MAX - 1);
-                for (peer, want_type) in asks {
-                    if let Some(ps) = self.peers.get_mut(&peer) {
-                        let dont_have = sessions && ps.version.supports_have();
-                        enqueue_want(ps, now, cid, want_type, priority, dont_have);
-                    }
-                }
+            let rebroadcast: Vec<(u64, Cid, Asks<P>)> = s
+                .rebroadcast(now, &self.peers)
+                .into_iter()
+                .map(|(cid, asks)| (s.index(&cid).unwrap_or(0), cid, asks))
+                .collect();
+            for (index, cid, asks) in rebroadcast {
+                self.send_asks(now, sid, cid, index, asks);
             }
         }
     }
@@ -553,7 +588,7 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Client<P> {
             .filter(|s| s.has_wants())
             .map(|s| s.last_progress() + interval)
             .min();
-        [flush, silent, idle].into_iter().flatten().min()
+        [flush, silent, idle, self.decide_at()].into_iter().flatten().min()
     }
 
     /// Whether a session still waits for blocks.
@@ -720,7 +755,9 @@ mod tests {
             c.handle_message(now + 20 * MS, *p, &presence(cid, Presence::DontHave));
         }
         assert!(sent_by(&mut c, now + 30 * MS).is_empty(), "waits for the want-block peer");
-        let later = now + Duration::from_secs(6);
+        // No round trip to `wb` is known; three times the others' (about 20 ms) is the limit,
+        // checked again 250 ms after the ask.
+        let later = now + 300 * MS;
         sent_by(&mut c, later);
         assert_eq!(c.stats().peer(wb).timeouts, 1);
         let sent = sent_by(&mut c, later + 25 * MS);
@@ -821,8 +858,10 @@ mod tests {
     fn best_peer_is_the_one_that_delivered() {
         let (mut c, s, now, wb, haves) = asked(3);
         let b1 = block(1);
-        c.handle_message(now + 20 * MS, haves[0], &presence(b1.cid, Presence::DontHave));
-        c.handle_message(now + 20 * MS, haves[1], &presence(b1.cid, Presence::DontHave));
+        // Everyone has block 1: one want-block per want is the right call, and the peer that
+        // delivered is the best bet.
+        c.handle_message(now + 20 * MS, haves[0], &presence(b1.cid, Presence::Have));
+        c.handle_message(now + 20 * MS, haves[1], &presence(b1.cid, Presence::Have));
         c.handle_message(now + 20 * MS, wb, &blocks(&[b1]));
         let t = now + 30 * MS;
         c.want(t, s, [block(2).cid]);

@@ -45,7 +45,7 @@ pub struct Config {
     pub idle_rtt_multiplier: u32,
     /// Client: a peer is dropped from a session after this many DONT_HAVEs in a row.
     pub max_consecutive_dont_have: u32,
-    /// Client: fraction of duplicate blocks the want-block fan-out may risk.
+    /// Client: expected duplicate blocks per want that extra optimistic want-blocks may risk.
     pub dup_budget: f64,
     /// Client: satisfied CIDs remembered to tell a duplicate from an unsolicited block.
     pub received_memory: usize,

@@ -1,16 +1,24 @@
 //! Where are the blocks? A per-peer model of presence, learned from HAVE/DONT_HAVE answers.
 //!
 //! A session numbers its wants in the order they were made. For every peer the model counts how
-//! often the peer had a block given what it had for the four wants before it (known answers, or
-//! the model's own guess where no answer is in yet), a small order-4 Markov chain over an
-//! alphabet of no/yes/unknown. That captures how content is laid out in practice (runs of a DAG
-//! held by one peer, stripes, short periodic layouts) and degrades to the peer's hit rate when
-//! there is no pattern. Memory is bounded: only the last [`WINDOW`] wants are remembered.
+//! often the peer had a block given what it had for the one to four wants before it (known
+//! answers, or the model's own guess where no answer is in yet): Markov chains of order 1 to 4
+//! over an alphabet of no/yes/unknown, interpolated from the lowest order up (each order's counts
+//! are smoothed towards the order below). The bottom of the chain mixes the peer's hit rate with
+//! its last answer, because content that is fetched together tends to sit together. That
+//! captures runs of a DAG held by one peer, stripes and short periodic layouts, and degrades to
+//! the hit rate when there is no pattern. Memory is bounded: only the last [`WINDOW`] wants are
+//! remembered.
 
 use std::collections::{BTreeMap, VecDeque};
 
 const ORDER: usize = 4;
-const CONTEXTS: usize = 81; // 3^ORDER
+/// Contexts of orders 1 to 4: 3 + 9 + 27 + 81.
+const CONTEXTS: usize = 120;
+/// Weight of the lower-order estimate, in observations.
+const SMOOTHING: f64 = 2.0;
+/// Weight of "like the last answer" at the bottom of the chain.
+const PERSISTENCE: f64 = 0.25;
 /// Wants remembered per session.
 pub const WINDOW: usize = 4096;
 
@@ -44,14 +52,36 @@ impl Default for PeerModel {
 impl PeerModel {
     /// The peer's hit rate, shrunk towards `prior` while it has few answers.
     fn base_rate(&self, prior: f64) -> f64 {
-        (f64::from(self.hits) + 2.0 * prior) / (f64::from(self.total) + 2.0)
+        (f64::from(self.hits) + SMOOTHING * prior) / (f64::from(self.total) + SMOOTHING)
     }
 
-    fn predict(&self, ctx: usize, prior: f64) -> f64 {
-        let [no, yes] = self.counts[ctx];
+    fn predict(&self, history: &[u8; ORDER], prior: f64) -> f64 {
         let base = self.base_rate(prior);
-        (f64::from(yes) + 2.0 * base) / (f64::from(yes + no) + 2.0)
+        let mut p = match history[0] {
+            2 => (1.0 - PERSISTENCE) * base + PERSISTENCE,
+            1 => (1.0 - PERSISTENCE) * base,
+            _ => base,
+        };
+        for order in 1..=ORDER {
+            let [no, yes] = self.counts[slot(history, order)];
+            p = (f64::from(yes) + SMOOTHING * p) / (f64::from(yes + no) + SMOOTHING);
+        }
+        p
     }
+
+    fn record(&mut self, history: &[u8; ORDER], has: bool) {
+        for order in 1..=ORDER {
+            self.counts[slot(history, order)][usize::from(has)] += 1;
+        }
+        self.total += 1;
+        self.hits += u32::from(has);
+    }
+}
+
+/// Index of the order-`order` context in the shared count table.
+fn slot(history: &[u8; ORDER], order: usize) -> usize {
+    let offset: usize = (1..order).map(|k| 3usize.pow(k as u32)).sum();
+    offset + history[..order].iter().fold(0, |ctx, s| ctx * 3 + usize::from(*s))
 }
 
 #[derive(Debug)]
@@ -86,15 +116,18 @@ impl<P: Copy + Ord> Predictor<P> {
         self.bits.get(i)?.get(&peer).copied()
     }
 
-    fn context(&self, peer: P, index: u64) -> usize {
-        (1..=ORDER as u64).fold(0, |ctx, k| {
-            let state = match index.checked_sub(k).and_then(|i| self.bit(peer, i)) {
+    /// What `peer` had for the wants just before `index`, most recent first:
+    /// 0 unknown, 1 no, 2 yes.
+    fn history(&self, peer: P, index: u64) -> [u8; ORDER] {
+        let mut h = [0u8; ORDER];
+        for (k, state) in h.iter_mut().enumerate() {
+            *state = match index.checked_sub(k as u64 + 1).and_then(|i| self.bit(peer, i)) {
                 None => 0,
                 Some(b) if b.value() => 2,
                 Some(_) => 1,
             };
-            ctx * 3 + state
-        })
+        }
+        h
     }
 
     /// Probability that `peer` has the block of want `index`, `prior` being the chance for a
@@ -104,8 +137,8 @@ impl<P: Copy + Ord> Predictor<P> {
         if let Some(Bit::Known(v)) = self.bit(peer, index) {
             return if v { 1.0 } else { 0.0 };
         }
-        let ctx = self.context(peer, index);
-        let p = self.models.get(&peer).map_or(prior, |m| m.predict(ctx, prior));
+        let history = self.history(peer, index);
+        let p = self.models.get(&peer).map_or(prior, |m| m.predict(&history, prior));
         if let Some(slot) = self.slot(index) {
             slot.insert(peer, Bit::Guess(p >= 0.5));
         }
@@ -117,11 +150,8 @@ impl<P: Copy + Ord> Predictor<P> {
         if matches!(self.bit(peer, index), Some(Bit::Known(_))) {
             return;
         }
-        let ctx = self.context(peer, index);
-        let model = self.models.entry(peer).or_default();
-        model.counts[ctx][usize::from(has)] += 1;
-        model.total += 1;
-        model.hits += u32::from(has);
+        let history = self.history(peer, index);
+        self.models.entry(peer).or_default().record(&history, has);
         if let Some(slot) = self.slot(index) {
             slot.insert(peer, Bit::Known(has));
         }
@@ -162,6 +192,18 @@ mod tests {
         // Wants 40..44 are issued together, before any answer: guesses feed the next context.
         let guesses: Vec<bool> = (40..44).map(|i| p.predict(1, i, 0.5) > 0.5).collect();
         assert_eq!(guesses, vec![true, false, true, false]);
+    }
+
+    #[test]
+    fn a_run_that_ends_is_noticed_at_once() {
+        let mut p = Predictor::<u8>::default();
+        for i in 0..75 {
+            p.record(1, i, true);
+            p.record(2, i, i >= 25);
+        }
+        p.record(1, 75, false);
+        p.record(2, 75, true);
+        assert!(p.predict(2, 76, 0.5) > p.predict(1, 76, 0.5));
     }
 
     #[test]

@@ -59,8 +59,10 @@ struct Want<P> {
 /// A satisfied want whose other answers are still coming in: they tell how many peers hold it.
 #[derive(Debug)]
 struct Settling<P> {
+    index: u64,
     unanswered: BTreeSet<P>,
     holders: u32,
+    answered: u32,
 }
 
 #[derive(Debug, Default, Clone, Copy)]
@@ -101,9 +103,10 @@ pub(super) struct Session<P> {
     peers: BTreeMap<P, SessionPeer>,
     predictor: Predictor<P>,
     next_index: u64,
-    /// Settled wants, and how many of them more than one peer held.
-    settled: u32,
-    multi_held: u32,
+    /// Over settled wants: peers besides the first holder that answered, and how many of them
+    /// held the block too. Their ratio is the co-holding rate.
+    other_answers: u32,
+    extra_holders: u32,
     /// HAVE (or block) answers among all answers: the session's hit rate.
     haves: u32,
     answers: u32,
@@ -122,8 +125,8 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
             peers: BTreeMap::new(),
             predictor: Predictor::default(),
             next_index: 0,
-            settled: 0,
-            multi_held: 0,
+            other_answers: 0,
+            extra_holders: 0,
             haves: 0,
             answers: 0,
             last_progress: now,
@@ -182,10 +185,18 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
         cids.into_iter().map(|(_, c)| c).collect()
     }
 
-    /// Estimated chance that a block is held by more than one peer (Jeffreys-like prior of half
-    /// an observation each way, so a handful of single-holder blocks is enough evidence).
-    fn multi_holder_rate(&self) -> f64 {
-        (f64::from(self.multi_held) + 0.5) / (f64::from(self.settled) + 1.0)
+    /// Chance that a peer holds a block that another peer already holds: near 1 when every
+    /// peer has everything, near 0 when each block has one holder. A quarter of an observation
+    /// of prior, so one want answered by several peers is already evidence.
+    fn co_holding_rate(&self) -> f64 {
+        (f64::from(self.extra_holders) + 0.25) / (f64::from(self.other_answers) + 0.5)
+    }
+
+    /// How many optimistic want-blocks a want may take: each one beyond the first duplicates
+    /// with the co-holding rate, and together they may cost `dup_budget` expected duplicates.
+    fn optimistic_want_blocks(&self) -> usize {
+        let extra = (self.dup_budget / self.co_holding_rate()).floor();
+        1 + extra.min(1e6) as usize
     }
 
     /// Decides who gets which want for `cid` now. The caller sends them.
@@ -243,7 +254,7 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
     /// to have a single holder. Keeping it small matters: every peer asked want-have for a small
     /// block answers with the block itself.
     fn fan_out_limit(&self, rounds: u32) -> usize {
-        if self.exclusive() {
+        if self.co_holding_rate() <= self.dup_budget {
             return usize::MAX;
         }
         let base = (1.5 / self.hit_rate()).ceil().max(2.0) as usize;
@@ -253,10 +264,6 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
     /// Share of answers that were HAVE or a block, with a one-in-two prior.
     fn hit_rate(&self) -> f64 {
         (f64::from(self.haves) + 1.0) / (f64::from(self.answers) + 2.0)
-    }
-
-    fn exclusive(&self) -> bool {
-        self.multi_holder_rate() <= self.dup_budget
     }
 
     /// The peers to ask now, best first: every session peer not asked yet, topped up with other
@@ -289,20 +296,20 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
         ranked
     }
 
-    /// Want-block to the best candidate (to all of them when blocks have one holder each),
+    /// Want-block to the best candidates (as many as [`Self::optimistic_want_blocks`] allows),
     /// want-have to the rest. Peers older than 1.2.0 cannot take want-have and are skipped
     /// unless chosen for the block.
     fn fan_out(&self, ranked: Vec<(P, f64)>, peers: &BTreeMap<P, PeerState>) -> Vec<(P, WantType)> {
-        // Fanning want-blocks out only pays when nobody is a safe bet: a confident guess costs
-        // nothing if right, while a fan-out duplicates as soon as the layout shifts.
+        // Extra want-blocks only pay when nobody is a safe bet: a confident guess costs nothing
+        // if right, while extra want-blocks duplicate as soon as the layout shifts.
         let top = ranked.first().map_or(0.0, |(_, p)| *p);
-        let exclusive = self.exclusive() && top < CONFIDENT;
+        let blocks = if top < CONFIDENT { self.optimistic_want_blocks() } else { 1 };
         ranked
             .into_iter()
             .enumerate()
             .filter_map(|(i, (p, _))| {
                 let supports_have = peers.get(&p).is_some_and(|s| s.version.supports_have());
-                if i == 0 || exclusive {
+                if i < blocks {
                     Some((p, WantType::Block))
                 } else {
                     supports_have.then_some((p, WantType::Have))
@@ -358,8 +365,15 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
     /// A HAVE, DONT_HAVE, or a timeout standing in for one (`timed_out`).
     pub(super) fn on_presence(&mut self, peer: P, cid: &Cid, presence: Presence, timed_out: bool) {
         if let Some(s) = self.settling.get_mut(cid) {
-            s.unanswered.remove(&peer);
-            s.holders += u32::from(presence == Presence::Have);
+            // Answers after the block still teach where blocks are.
+            if s.unanswered.remove(&peer) && !timed_out {
+                let has = presence == Presence::Have;
+                s.answered += 1;
+                s.holders += u32::from(has);
+                self.answers += 1;
+                self.haves += u32::from(has);
+                self.predictor.record(peer, s.index, has);
+            }
             self.try_settle(*cid);
             return;
         }
@@ -424,7 +438,9 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
             .filter(|(p, a)| **p != peer && !a.answered)
             .map(|(p, _)| *p)
             .collect();
-        self.settling.insert(cid, Settling { unanswered, holders });
+        let answered = 1 + want.presence.keys().filter(|p| **p != peer).count() as u32;
+        let settling = Settling { index: want.index, unanswered, holders, answered };
+        self.settling.insert(cid, settling);
         self.settling_order.push_back(cid);
         if self.settling_order.len() > WINDOW {
             if let Some(old) = self.settling_order.pop_front() {
@@ -441,6 +457,8 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
             self.peers.entry(peer).or_default().hit();
             s.unanswered.remove(&peer);
             s.holders += 1;
+            s.answered += 1;
+            self.predictor.record(peer, s.index, true);
             self.try_settle(*cid);
         }
     }
@@ -448,8 +466,8 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
     fn try_settle(&mut self, cid: Cid) {
         let Some(s) = self.settling.get(&cid) else { return };
         if s.unanswered.is_empty() {
-            self.settled += 1;
-            self.multi_held += u32::from(s.holders > 1);
+            self.other_answers += s.answered.saturating_sub(1);
+            self.extra_holders += s.holders.saturating_sub(1);
             self.settling.remove(&cid);
         }
     }
