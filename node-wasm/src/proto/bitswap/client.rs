@@ -59,6 +59,7 @@ struct Sent {
     want_type: WantType,
     at: Instant,
     answered: bool,
+    answered_have: bool,
 }
 
 /// Mean round trip and per-block service time over the peers where they were measured.
@@ -344,15 +345,33 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Client<P> {
         }
     }
 
-    /// Silent-peer timeout: the peer's own round trip when measured, else three times the mean
-    /// round trip of the peers that were measured, else the configured default.
+    /// Silent-peer timeout. A measured peer: its round trip plus the blocks queued ahead (at its
+    /// service time) plus four deviations. A peer not measured yet: three times the mean round
+    /// trip, or twice the 90th percentile when some peers are much slower than the mean: a
+    /// want-block timed out too early comes back later as a duplicate. Nothing measured at all:
+    /// the configured default.
     fn dont_have_timeout(&self, peer: P) -> Duration {
         let c = &self.config;
-        let own = self.peers.get(&peer).and_then(|p| p.rtt.srtt.map(|s| s + 4.0 * p.rtt.rttvar));
-        let secs = own.or_else(|| self.mean_rtt().map(|m| 3.0 * m));
+        let ps = self.peers.get(&peer);
+        let typical = Typical::of(&self.peers);
+        let own = ps
+            .filter(|p| p.rtt.srtt.is_some())
+            .map(|p| p.expected_delay(typical) + 4.0 * p.rtt.rttvar);
+        let secs = own.or_else(|| {
+            let mean = self.mean_rtt()?;
+            Some((3.0 * mean).max(2.0 * self.rtt_percentile(0.9)))
+        });
         secs.map_or(c.default_dont_have_timeout, |s| {
             Duration::from_secs_f64(s).clamp(c.min_dont_have_timeout, c.max_dont_have_timeout)
         })
+    }
+
+    /// The `q` quantile of the measured round trips, in seconds (0 when none).
+    fn rtt_percentile(&self, q: f64) -> f64 {
+        let mut rtts: Vec<f64> = self.peers.values().filter_map(|p| p.rtt.srtt).collect();
+        rtts.sort_by(f64::total_cmp);
+        let i = ((rtts.len() as f64 - 1.0) * q).round().max(0.0) as usize;
+        rtts.get(i).copied().unwrap_or(0.0)
     }
 
     fn mean_rtt(&self) -> Option<f64> {
@@ -422,8 +441,10 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Client<P> {
                 ps.sent.remove(&block.cid);
             }
             for sid in sids {
-                let wanted =
-                    self.sessions.get_mut(&sid).is_some_and(|s| s.on_block(now, peer, block.cid));
+                let wanted = self
+                    .sessions
+                    .get_mut(&sid)
+                    .is_some_and(|s| s.on_block(now, peer, block.cid, block.data.len()));
                 if wanted {
                     self.events.push_back(Event::Block { session: sid, block: block.clone() });
                 }
@@ -455,6 +476,11 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Client<P> {
 
     fn handle_presence(&mut self, now: Instant, peer: P, p: &BlockPresence) {
         self.answered(now, peer, &p.cid);
+        if p.presence == Presence::Have {
+            if let Some(sent) = self.peers.get_mut(&peer).and_then(|s| s.sent.get_mut(&p.cid)) {
+                sent.answered_have = true;
+            }
+        }
         let sids: Vec<SessionId> = match self.wanted.get(&p.cid) {
             Some(sids) => sids.clone(),
             None => self.sessions.keys().copied().collect(),
@@ -603,9 +629,11 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Client<P> {
 }
 
 /// Withdraws the want for `cid` from the peer: dropped from the queue if not sent yet,
-/// otherwise cancelled.
+/// otherwise cancelled, unless it was a want-have the peer answered with HAVE (its server
+/// forgot it then).
 fn cancel_at(ps: &mut PeerState, now: Instant, cid: Cid) {
-    if ps.sent.remove(&cid).is_none() {
+    let Some(sent) = ps.sent.remove(&cid) else { return };
+    if sent.want_type == WantType::Have && sent.answered_have {
         return;
     }
     ps.live.remove(&cid);
@@ -635,7 +663,7 @@ fn enqueue_want(
         Some(WantType::Have) if want_type == WantType::Have => return,
         _ => {}
     }
-    ps.sent.insert(cid, Sent { want_type, at: now, answered: false });
+    ps.sent.insert(cid, Sent { want_type, at: now, answered: false, answered_have: false });
     if want_type == WantType::Block {
         ps.live.insert(cid);
     }
@@ -813,6 +841,17 @@ mod tests {
         let sent = sent_by(&mut c, now + 45 * MS);
         assert_eq!(cancels(&sent), haves);
         assert!(!c.session_pending(s));
+    }
+
+    #[test]
+    fn no_cancel_for_a_want_have_answered_with_have() {
+        let (mut c, _, now, wb, haves) = asked(3);
+        let b = block(1);
+        c.handle_message(now + 20 * MS, haves[0], &presence(b.cid, Presence::Have));
+        c.handle_message(now + 20 * MS, haves[1], &presence(b.cid, Presence::DontHave));
+        c.handle_message(now + 20 * MS, wb, &blocks(&[b]));
+        let sent = sent_by(&mut c, now + 45 * MS);
+        assert_eq!(cancels(&sent), vec![haves[1]], "the server keeps wants it said DONT_HAVE to");
     }
 
     #[test]

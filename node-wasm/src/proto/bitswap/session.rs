@@ -19,6 +19,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 
 use cid::Cid;
+use rand::seq::SliceRandom;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use web_time::Instant;
@@ -31,6 +32,11 @@ use super::ClientMode;
 /// Identifies a session of one [`Client`](super::Client).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct SessionId(pub u64);
+
+/// Peers never heard from that one want may probe with want-have while the session explores.
+const EXPLORE_PROBES: usize = 4;
+/// The session explores until it knows (or has probed) this many peers.
+const EXPLORE_PEERS: usize = 32;
 
 /// A presence estimate this high makes a single want-block the right call.
 const CONFIDENT: f64 = 0.8;
@@ -97,6 +103,12 @@ pub(super) struct Session<P> {
     mode: ClientMode,
     max_consecutive_dont_have: u32,
     dup_budget: f64,
+    max_inline_block_size: usize,
+    /// Smallest block delivered so far: while every block was too big to be inlined in a HAVE
+    /// answer, probing peers with want-have cannot cost a duplicate.
+    smallest_block: Option<usize>,
+    /// Peers probed while exploring.
+    probed: BTreeSet<P>,
     wants: HashMap<Cid, Want<P>>,
     settling: HashMap<Cid, Settling<P>>,
     settling_order: VecDeque<Cid>,
@@ -119,6 +131,9 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
             mode: config.mode,
             max_consecutive_dont_have: config.max_consecutive_dont_have,
             dup_budget: config.dup_budget,
+            max_inline_block_size: config.max_inline_block_size,
+            smallest_block: None,
+            probed: BTreeSet::new(),
             wants: HashMap::new(),
             settling: HashMap::new(),
             settling_order: VecDeque::new(),
@@ -278,6 +293,8 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
         rng: &mut ChaCha8Rng,
     ) -> Vec<(P, f64)> {
         let limit = self.fan_out_limit(rounds);
+        let mut others = others;
+        others.shuffle(rng);
         let mut ranked = self.rank(index, members, peers, rng);
         let expected: f64 = ranked.iter().map(|(_, p)| p).sum();
         let room = if expected < 1.0 {
@@ -286,14 +303,41 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
             usize::from(saturated(ranked.first().map(|(p, _)| *p), peers))
         };
         if room > 0 {
-            let mut extra = self.rank(index, others, peers, rng);
+            let mut extra = self.rank(index, others.clone(), peers, rng);
             extra.truncate(room);
-            // A recruit with an empty queue goes first when the members are busy.
-            extra.append(&mut ranked);
-            ranked = extra;
+            // A measured recruit with an empty queue goes first when the members are busy; one
+            // never heard from is only probed (want-have): it may be far away, and a want-block
+            // it answers after we gave up on it is a duplicate.
+            let (measured, probes): (Vec<_>, Vec<_>) = extra
+                .into_iter()
+                .partition(|(p, _)| peers.get(p).is_some_and(|s| s.srtt().is_some()));
+            let mut front = measured;
+            front.append(&mut ranked);
+            ranked = front;
             ranked.sort_by_key(|(_, prob)| std::cmp::Reverse(presence_bucket(*prob)));
+            ranked.extend(probes);
+        }
+        if self.explores() {
+            let room = EXPLORE_PEERS.saturating_sub(self.peers.len() + self.probed.len());
+            let probes: Vec<(P, f64)> = others
+                .iter()
+                .filter(|p| peers.get(p).is_some_and(|s| s.srtt().is_none()))
+                .filter(|p| !self.probed.contains(p) && !ranked.iter().any(|(r, _)| r == *p))
+                .take(EXPLORE_PROBES.min(room))
+                .map(|p| (*p, self.hit_rate()))
+                .collect();
+            self.probed.extend(probes.iter().map(|(p, _)| *p));
+            ranked.extend(probes);
         }
         ranked
+    }
+
+    /// Whether to spend want-haves on peers never heard from, to learn their round trips
+    /// before a big step: only while the session knows few peers, and while its blocks have all
+    /// been too big to come back inline.
+    fn explores(&self) -> bool {
+        self.peers.len() + self.probed.len() < EXPLORE_PEERS
+            && self.smallest_block.is_some_and(|s| s > self.max_inline_block_size)
     }
 
     /// Want-block to the best candidates (as many as [`Self::optimistic_want_blocks`] allows),
@@ -418,9 +462,10 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
 
     /// The block for `cid` arrived from `peer`: the want is satisfied. Returns whether the
     /// session wanted it.
-    pub(super) fn on_block(&mut self, now: Instant, peer: P, cid: Cid) -> bool {
+    pub(super) fn on_block(&mut self, now: Instant, peer: P, cid: Cid, size: usize) -> bool {
         let Some(want) = self.wants.remove(&cid) else { return false };
         self.last_progress = now;
+        self.smallest_block = Some(self.smallest_block.map_or(size, |s| s.min(size)));
         self.answers += 1;
         self.haves += 1;
         let sp = self.peers.entry(peer).or_default();
