@@ -164,12 +164,13 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Server<P> {
         let Some(want_type) = ledger.wantlist.want_type(&cid) else { return };
         match self.index.get(&cid) {
             Some(&size) => {
-                let response = match want_type {
-                    WantType::Block => Response::Block,
-                    WantType::Have if size <= inline => Response::Block,
-                    WantType::Have => Response::Have,
+                // A HAVE costs a presence on the wire, not the block it stands for.
+                let (response, cost) = match want_type {
+                    WantType::Block => (Response::Block, size),
+                    WantType::Have if size <= inline => (Response::Block, size),
+                    WantType::Have => (Response::Have, PRESENCE_SIZE),
                 };
-                ledger.wantlist.queue(cid, response, size);
+                ledger.wantlist.queue(cid, response, cost);
             }
             None => {
                 if ledger.version.supports_have() && ledger.wantlist.sends_dont_have(&cid) {
@@ -533,6 +534,30 @@ mod tests {
         h.server.schedule();
         let order: Vec<u8> = h.drain().iter().map(|(p, _)| *p).collect();
         assert_eq!(order, vec![0, 1, 0, 0]);
+    }
+
+    #[test]
+    fn slow_store_reads_fill_the_outstanding_cap() {
+        let (mut h, cids) = Harness::new(Config::default(), 8, 256 * 1024);
+        h.wants(0, cids.iter().map(|c| want(*c, WantType::Block, false)).collect());
+        let loads = std::iter::from_fn(|| h.server.poll_event()).count();
+        assert_eq!(loads, 4, "four 256 KiB reads fit in 1 MiB");
+    }
+
+    #[test]
+    fn have_answers_do_not_count_as_block_bytes() {
+        let (mut h, cids) = Harness::new(Config::default(), 8, 256 * 1024);
+        let mut entries: Vec<WantEntry> =
+            cids[4..].iter().map(|c| want(*c, WantType::Have, false)).collect();
+        entries.extend(cids[..4].iter().map(|c| want(*c, WantType::Block, false)));
+        h.wants(0, entries);
+        let out = h.drain();
+        assert_eq!(out[0].1.presences.len(), 4, "all HAVEs fit in one response");
+        // Four HAVEs (a few hundred bytes) and three blocks fit under 1 MiB; a fourth block
+        // waits until a send is reported.
+        assert_eq!(out.iter().map(|(_, m)| m.blocks.len()).sum::<usize>(), 3);
+        h.server.handle_sent(0);
+        assert_eq!(h.drain().iter().map(|(_, m)| m.blocks.len()).sum::<usize>(), 1);
     }
 
     #[test]
