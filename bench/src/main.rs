@@ -43,3 +43,33 @@ fn main() -> ExitCode {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn custom_flags_parse() {
+        let cli = Cli::try_parse_from([
+            "syncscope-bench",
+            "bitswap",
+            "--nodes",
+            "5",
+            "--distribution",
+            "random:0.5",
+            "--fetch",
+            "batchBy10",
+            "--bandwidth-mbps",
+            "100",
+        ]);
+        assert!(cli.is_ok());
+        let bad = Cli::try_parse_from(["syncscope-bench", "bitswap", "--format", "xml"]);
+        assert!(bad.is_err());
+    }
+}

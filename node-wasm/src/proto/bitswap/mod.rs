@@ -22,6 +22,26 @@
 //!
 //! Misbehaviour never surfaces as an error from `handle_*`: bad blocks become
 //! [`Event::Misbehaved`] and counters; decoding errors are typed ([`DecodeError`]).
+//!
+//! # Block access
+//! The server never touches a store. It keeps an index of the CIDs the node holds and their
+//! sizes ([`Node::add_block`] / [`Node::remove_block`]), which answers HAVE/DONT_HAVE at once,
+//! and asks for block data only when a response is packed ([`Event::Load`], answered by
+//! [`Node::block_loaded`] whenever the store is done). That works the same over a synchronous
+//! map, a tokio store and IndexedDB in a single-threaded browser, and bounds the data held per
+//! peer by `max_outstanding_bytes_per_peer`.
+//!
+//! # Versions
+//! [`ProtocolVersion`] lists the four protocol ids. Encoding drops what a version cannot carry
+//! (want-have entries, presences and pending bytes before 1.2.0) and sends raw block data to
+//! 1.0.0 and bare `/ipfs/bitswap` peers, whose receivers address it as CIDv0: only dag-pb
+//! sha2-256 blocks can be exchanged with them. The client never sends want-have to such peers.
+//!
+//! # Client strategy
+//! See the `session` module: want-have to session peers plus optimistic want-blocks whose
+//! number is learned, a per-peer presence model, latency- and load-aware peer choice, adaptive
+//! silent-peer timeouts, and decisions taken at the end of the send debounce with every answer
+//! received meanwhile. [`ClientMode::Legacy`] is the pre-1.2 behaviour in the same code.
 
 mod client;
 mod config;

@@ -1,20 +1,28 @@
 //! One session: a set of wants fetched together from the peers that proved useful for them.
 //!
 //! Rules (sessions mode):
-//! - A new want goes to the session's peers (every connected peer while the session has none):
-//!   want-block to the peer(s) most likely to have it, want-have to the others, all with
-//!   `sendDontHave`. "Most likely" means HAVE, then the learned presence model, then the fewest
-//!   want-blocks in flight, then most blocks delivered. When the session has learned that its
-//!   blocks live on exactly one peer each, the want-block goes to every candidate instead: that
-//!   cannot duplicate, and saves the round trip a wrong guess costs.
+//! - A new want goes to the session's peers: want-block to the best one, want-have to the
+//!   others, all with `sendDontHave`. "Best" means HAVE, then the learned presence model
+//!   ([`Predictor`]), then the shortest expected delay (round trip plus the blocks already queued
+//!   at that peer), then most blocks delivered. While the session's peers are unlikely to have
+//!   the block, or while they are saturated, other connected peers are added; a fresh session
+//!   asks a few connected peers (about 1.5 expected holders by the session's hit rate), and each
+//!   round that finds nobody doubles that number.
+//! - More than one optimistic want-block goes out when the session has learned that blocks
+//!   rarely have a second holder (the co-holding rate): as many as a budget of expected
+//!   duplicates allows, and never when one peer is a confident bet.
 //! - HAVE leads to a want-block to that peer unless one is in flight elsewhere. DONT_HAVE (or a
-//!   silent-peer timeout, which counts as one) moves the want-block to the next peer, once every
-//!   want-have answer is in. When every asked peer said DONT_HAVE, the want is broadcast to
-//!   every connected peer not asked yet.
-//! - Peers join on their first HAVE or block and leave after `max_consecutive_dont_have`.
+//!   silent-peer timeout, which counts as one) moves the want-block on, once every want-have
+//!   answer is in. When every asked peer said DONT_HAVE, the want is broadcast to connected
+//!   peers not asked yet, in widening rounds.
+//! - Peers join on their first HAVE or block and leave after a run of DONT_HAVEs that is long
+//!   for their own hit rate (at least `max_consecutive_dont_have`).
 //! - A want is never sent twice to the same peer, except to upgrade a want-have to a want-block.
+//! - While the session knows few peers and its blocks are too big to be inlined in a HAVE
+//!   answer, a few peers never heard from are probed with want-have to learn their round trips.
 //!
-//! Legacy mode sends want-block to every candidate and relies on the idle tick to broadcast.
+//! Legacy mode sends want-block to every session peer (every connected peer while it has none)
+//! and relies on the idle tick to broadcast further.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 
