@@ -5,6 +5,7 @@
 //! - [`net`]: libp2p glue; the only place where transports differ between targets.
 //! - [`store`]: storage backends.
 //! - [`metrics`]: counters and fixed-interval timeseries recorded from core events.
+//! - [`sim`]: the deterministic discrete-event network that drives the cores in virtual time.
 //! - [`rt`]: spawning and sleeping on tokio or in the browser.
 
 pub mod cond_send;
@@ -12,4 +13,5 @@ pub mod metrics;
 pub mod net;
 pub mod proto;
 pub mod rt;
+pub mod sim;
 pub mod store;

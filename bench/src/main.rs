@@ -1,0 +1,75 @@
+//! `syncscope-bench`: one binary, one subcommand per benchmark. Each prints a table.
+
+use std::process::ExitCode;
+
+use clap::error::ErrorKind;
+use clap::{Parser, Subcommand};
+
+mod bitswap;
+
+#[derive(Parser)]
+#[command(name = "syncscope-bench", about = "Deterministic syncscope benchmarks")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Bitswap sessions vs the legacy client on the seed's matrix, realistic and datacenter sets.
+    Bitswap(bitswap::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {
+            e.exit()
+        }
+        Err(e) => {
+            let msg = e.to_string();
+            eprintln!("{}", msg.lines().next().unwrap_or("invalid arguments"));
+            return ExitCode::from(2);
+        }
+    };
+    let result = match cli.command {
+        Command::Bitswap(args) => bitswap::run(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn custom_flags_parse() {
+        let cli = Cli::try_parse_from([
+            "syncscope-bench",
+            "bitswap",
+            "--nodes",
+            "5",
+            "--distribution",
+            "random:0.5",
+            "--fetch",
+            "batchBy10",
+            "--bandwidth-mbps",
+            "100",
+        ]);
+        assert!(cli.is_ok());
+        let bad = Cli::try_parse_from(["syncscope-bench", "bitswap", "--format", "xml"]);
+        assert!(bad.is_err());
+    }
+}
