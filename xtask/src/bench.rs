@@ -1,5 +1,5 @@
 //! `cargo xtask bench [NAME [FLAGS]]`: one entry point for every benchmark. The benchmarks live in
-//! the `syncscope-bench` binary, built in release mode; without a name it lists them.
+//! the `syncscope-bench` binary, built in release mode; without a name its help lists them.
 
 use anyhow::Result;
 
@@ -14,7 +14,7 @@ pub fn run(args: &[String]) -> Result<()> {
     let mut cmd = cmd::cargo();
     cmd.args(["run", "--quiet", "--release", "-p", "syncscope-bench", "--"]);
     if args.is_empty() {
-        cmd.arg("list");
+        cmd.arg("--help");
     } else {
         cmd.args(args);
     }
