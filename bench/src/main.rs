@@ -6,6 +6,8 @@ use clap::error::ErrorKind;
 use clap::{Parser, Subcommand};
 
 mod bitswap;
+mod relay;
+mod report;
 
 #[derive(Parser)]
 #[command(name = "syncscope-bench", about = "Deterministic syncscope benchmarks")]
@@ -18,6 +20,9 @@ struct Cli {
 enum Command {
     /// Bitswap sessions vs the legacy client on the seed's matrix, realistic and datacenter sets.
     Bitswap(bitswap::Args),
+    /// The relay under load: memory per connection, throughput through one circuit, relayed dial
+    /// time (real processes on loopback).
+    Relay(relay::Args),
 }
 
 fn main() -> ExitCode {
@@ -34,6 +39,7 @@ fn main() -> ExitCode {
     };
     let result = match cli.command {
         Command::Bitswap(args) => bitswap::run(args),
+        Command::Relay(args) => relay::run(args).map_err(|e| format!("{e:#}")),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
