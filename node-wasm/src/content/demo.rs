@@ -8,9 +8,16 @@
 //! code is checked here against those tests' published CIDs. ChaCha20 is specified to the bit, and
 //! rand_chacha produces it the same on every platform, wasm32 included.
 
+use super::swarm_split::{SplitFile, SwarmSplitter};
+use super::unixfs_import::{ImportConfig, ImportedFile, UnixfsImporter};
+use crate::proto::swarm::{Stamp, STAMP_SIZE};
+use bytes::Bytes;
 use rand_chacha::rand_core::{RngCore, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 use sha2::{Digest, Sha256};
+
+/// Bytes generated and imported at a time by [`import_demo`].
+const PIECE: usize = 64 * 1024;
 
 /// A stream of `size` deterministic bytes. Read it with [`fill`](Self::fill) or collect it with
 /// [`into_vec`](Self::into_vec).
@@ -76,10 +83,47 @@ impl DemoContent {
     }
 }
 
+/// The postage stamp a seed peer's demo chunks carry. syncscope carries stamps opaquely, so it
+/// only has to be well-formed and the same on every restart: the batch ID is
+/// `sha256("syncscope demo batch" || seed)` and the rest is zero.
+pub fn demo_stamp(seed: u64) -> Stamp {
+    let batch =
+        Sha256::new().chain_update(b"syncscope demo batch").chain_update(seed.to_le_bytes());
+    let mut stamp = vec![0; STAMP_SIZE];
+    stamp[..32].copy_from_slice(&batch.finalize());
+    Stamp::new(Bytes::from(stamp)).expect("STAMP_SIZE bytes make a stamp")
+}
+
+/// The demo file imported both ways: UnixFS blocks (kubo's `--cid-version=1 --raw-leaves`
+/// layout) and Swarm chunks stamped with [`demo_stamp`].
+#[derive(Clone, Debug)]
+pub struct DemoFile {
+    pub unixfs: ImportedFile,
+    pub swarm: SplitFile,
+}
+
+/// Generates the demo content for `seed` and imports it both ways, a piece at a time: only the
+/// resulting blocks and chunks are held, not a copy of the file.
+pub fn import_demo(seed: u64, size: usize) -> DemoFile {
+    let mut content = demo_content(seed, size);
+    let mut unixfs = UnixfsImporter::new(ImportConfig::default())
+        .expect("the default import configuration is valid");
+    let mut swarm = SwarmSplitter::new(demo_stamp(seed));
+    let mut piece = vec![0; PIECE];
+    while content.remaining() > 0 {
+        let len = content.fill(&mut piece);
+        unixfs.write(&piece[..len]);
+        swarm.write(&piece[..len]);
+    }
+    DemoFile { unixfs: unixfs.finish(), swarm: swarm.finish() }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::content::{export_file, import_bytes, join_file, split_bytes, ExportLimits};
     use crate::proto::swarm::hex;
+    use std::collections::HashMap;
 
     // RFC 8439 appendix A.1, test vector #1: the ChaCha20 block of the all-zero key and nonce,
     // block counter 0. Read in uneven pieces to cross word boundaries.
@@ -118,5 +162,32 @@ mod tests {
         assert_ne!(demo_content(43, 10_000).into_vec(), whole);
         // A shorter file is a prefix of a longer one with the same seed.
         assert_eq!(demo_content(42, 100).into_vec(), whole[..100]);
+    }
+
+    #[test]
+    fn demo_stamps_differ_by_seed_and_not_by_run() {
+        assert_eq!(demo_stamp(1), demo_stamp(1));
+        assert_ne!(demo_stamp(1).batch_id(), demo_stamp(2).batch_id());
+    }
+
+    #[test]
+    fn import_demo_matches_one_shot_imports_and_exports_back() {
+        let size = 3 * 256 * 1024 + 12_345;
+        let content = demo_content(7, size).into_vec();
+        let demo = import_demo(7, size);
+        let unixfs = import_bytes(&content, ImportConfig::default()).unwrap();
+        assert_eq!(demo.unixfs, unixfs);
+        let swarm = split_bytes(&content, demo_stamp(7));
+        assert_eq!(demo.swarm, swarm);
+
+        let blocks: HashMap<_, _> =
+            demo.unixfs.blocks.iter().map(|b| (b.cid, b.data.clone())).collect();
+        let exported =
+            export_file(demo.unixfs.root, ExportLimits::default(), |cid| blocks.get(cid).cloned());
+        assert_eq!(exported.unwrap(), content);
+        let chunks: HashMap<_, _> =
+            demo.swarm.chunks.iter().map(|c| (c.address(), c.data().clone())).collect();
+        let joined = join_file(demo.swarm.root, size as u64, |a| chunks.get(a).cloned());
+        assert_eq!(joined.unwrap(), content);
     }
 }

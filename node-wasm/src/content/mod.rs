@@ -6,16 +6,22 @@
 //!   file gets the CID `ipfs add --cid-version=1 --raw-leaves` gives it; [`UnixfsExporter`] walks
 //!   a DAG back into the file, hashing every block; [`block_links`] lists a block's children for a
 //!   fetcher that walks a DAG breadth-first.
-//! - [`demo_content`]: the deterministic bytes that seed peers serve.
+//! - Swarm: [`SwarmSplitter`] builds bee's chunk tree, [`SwarmJoiner`] joins it back, verifying
+//!   every chunk. Chunks are the pull-sync [`Chunk`](crate::proto::swarm::Chunk).
+//! - [`demo_content`] and [`import_demo`]: the deterministic file that seed peers serve.
 
 mod block;
 mod dag_pb;
 mod demo;
+mod swarm_join;
+mod swarm_split;
 mod unixfs_export;
 mod unixfs_import;
 
 pub use block::{block_links, verify_block, Block, BlockError, DAG_PB, RAW};
-pub use demo::{demo_content, DemoContent};
+pub use demo::{demo_content, demo_stamp, import_demo, DemoContent, DemoFile};
+pub use swarm_join::{join_file, JoinError, SwarmJoiner};
+pub use swarm_split::{split_bytes, SplitFile, SwarmSplitter, BRANCHES};
 pub use unixfs_export::{export_file, ExportError, ExportLimits, UnixfsExporter};
 pub use unixfs_import::{
     import_bytes, ImportConfig, ImportError, ImportedFile, Leaves, UnixfsImporter,
