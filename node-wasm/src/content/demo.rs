@@ -37,8 +37,8 @@ pub fn demo_content(seed: u64, size: usize) -> DemoContent {
 }
 
 impl DemoContent {
-    /// kubo's deterministic stream for a string seed.
-    pub(crate) fn from_label(label: &str, size: usize) -> Self {
+    /// kubo's deterministic stream for any string seed (`demo_content` uses the decimal seed).
+    pub fn from_label(label: &str, size: usize) -> Self {
         Self::from_key(Sha256::digest(label.as_bytes()).into(), size)
     }
 
