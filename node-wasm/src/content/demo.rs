@@ -3,10 +3,11 @@
 //!
 //! The bytes of `demo_content(seed, size)` are the ChaCha20 keystream (zero nonce, counter from 0)
 //! under the key `sha256(seed as a decimal string)`. That is the generator of kubo's test helper
-//! `DeterministicRandomReaderBytes(size, "<seed>")` (kubo `test/cli/testutils/random_deterministic.go`),
-//! which kubo's and Helia's CID tests use, so anyone can rebuild the content elsewhere, and the same
-//! code is checked here against those tests' published CIDs. ChaCha20 is specified to the bit, and
-//! rand_chacha produces it the same on every platform, wasm32 included.
+//! `DeterministicRandomReaderBytes(size, "<seed>")` (kubo
+//! `test/cli/testutils/random_deterministic.go`), which the CID tests of kubo and of Helia's
+//! importer use: anyone can rebuild the content elsewhere, and the same code is checked here
+//! against those tests' published CIDs. ChaCha20 is specified to the bit, and rand_chacha produces
+//! it the same on every platform; `tests/content_wasm.rs` checks wasm32 in a browser.
 
 use super::swarm_split::{SplitFile, SwarmSplitter};
 use super::unixfs_import::{ImportConfig, ImportedFile, UnixfsImporter};

@@ -2,10 +2,10 @@
 //! 4096 bytes, then intermediate chunks whose payload is up to 128 child addresses and whose span
 //! is the number of file bytes under them, up to a single root.
 //!
-//! Two rules give bee's exact tree. A level is wrapped as soon as it holds 128 references. When the
-//! file ends, a level left with a single reference is not wrapped: that reference is carried up to
-//! the level above (so a file of 129 chunks has a root with one full intermediate chunk and one data
-//! chunk under it).
+//! Two rules give bee's exact tree. A level is wrapped as soon as it holds 128 references. When
+//! the file ends, a level left with a single reference is not wrapped: that reference is carried
+//! up to the level above (so a file of 129 chunks has a root with one full intermediate chunk and
+//! one data chunk under it).
 
 use crate::proto::swarm::{
     chunk_address, Address, Chunk, Stamp, ADDRESS_SIZE, CHUNK_SIZE, SPAN_SIZE,
