@@ -8,6 +8,7 @@ mod rooms;
 mod transport;
 
 pub use behaviour::{NodeBehaviour, NodeBehaviourEvent, IDENTIFY_PROTOCOL, PING_INTERVAL};
+pub use libp2p::{Multiaddr, PeerId};
 pub use membership::{RoomMember, RoomUpdate};
 pub use node::{
     start, NodeConfig, NodeEvent, NodeHandle, NodeStopped, RelayAddress, StartError, TransportKind,
