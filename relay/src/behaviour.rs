@@ -14,7 +14,7 @@ use libp2p::{
 };
 use libp2p_webrtc::tokio::Certificate;
 use prometheus_client::registry::Registry;
-use syncscope_node::net::{rooms_behaviour, RoomsBehaviour, IDENTIFY_PROTOCOL, PING_INTERVAL};
+use syncscope_node::net::{rooms_behaviour, RoomsBehaviour, IDENTIFY_PROTOCOL};
 
 use crate::cli::{Cli, ConnectionLimits, RelayLimits};
 use crate::ip_limits::IpLimits;
@@ -41,7 +41,8 @@ impl RelayBehaviour {
                 identify::Config::new(IDENTIFY_PROTOCOL.into(), key.public())
                     .with_agent_version(format!("syncscope-relay/{}", env!("CARGO_PKG_VERSION"))),
             ),
-            ping: ping::Behaviour::new(ping::Config::new().with_interval(PING_INTERVAL)),
+            // Peers ping the relay as often as they like; the relay itself only checks liveness.
+            ping: ping::Behaviour::new(ping::Config::new()),
             rooms: rooms_behaviour(key)?,
         })
     }
