@@ -206,7 +206,9 @@ impl Network {
                 info,
                 ..
             })) => {
-                self.rooms.set_agent(peer_id, info.agent_version);
+                for room in self.rooms.set_agent(peer_id, info.agent_version) {
+                    self.publish(&room);
+                }
             }
             _ => {}
         }

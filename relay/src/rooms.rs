@@ -56,8 +56,14 @@ impl Rooms {
         listed
     }
 
-    pub fn set_agent(&mut self, peer: PeerId, agent: String) {
-        self.agents.insert(peer, agent);
+    /// Records what software the peer runs; returns the rooms whose listing now shows it.
+    pub fn set_agent(&mut self, peer: PeerId, agent: String) -> Vec<String> {
+        let changed = self.agents.insert(peer, agent.clone()) != Some(agent);
+        if changed && self.reserved.contains(&peer) {
+            self.rooms_of(peer)
+        } else {
+            Vec::new()
+        }
     }
 
     fn rooms_of(&self, peer: PeerId) -> Vec<String> {

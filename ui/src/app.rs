@@ -3,6 +3,7 @@
 use leptos::prelude::*;
 use syncscope_node::net::RoomMember;
 
+use crate::chart::Chart;
 use crate::config;
 use crate::connection::{self, Connection, Status};
 
@@ -58,6 +59,12 @@ fn ConnectionPanel(conn: Connection) -> impl IntoView {
                     {move || if conn.reachable.get() { "yes, through the relay" } else { "not yet" }}
                 </dd>
             </dl>
+            <Chart
+                title="Ping round trip to the relay"
+                unit="ms"
+                file="relay-rtt"
+                series=Signal::derive(move || vec![conn.rtt_history.get()])
+            />
             <Show when=move || conn.notice.get().is_some()>
                 <p class="notice" data-testid="notice">{move || conn.notice.get().unwrap_or_default()}</p>
             </Show>
@@ -93,7 +100,13 @@ fn RoomPanel(conn: Connection) -> impl IntoView {
 
 #[component]
 fn MemberRow(member: RoomMember) -> impl IntoView {
-    let kind = if member.agent.contains("browser") { "browser" } else { "native" };
+    let kind = if member.agent.contains("(browser)") {
+        "browser"
+    } else if member.agent.contains("(native)") {
+        "native"
+    } else {
+        "peer"
+    };
     view! {
         <li data-testid="member" data-peer=member.peer.to_string()>
             <span class=format!("badge {kind}")>{kind}</span>

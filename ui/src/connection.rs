@@ -2,10 +2,13 @@
 
 use std::time::Duration;
 
+use web_time::Instant;
+
 use futures::StreamExt;
 use leptos::prelude::*;
 use syncscope_node::net::{self, NodeConfig, NodeEvent, NodeHandle, PeerId, RoomMember};
 
+use crate::chart::Series;
 use crate::config;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -24,12 +27,16 @@ pub struct Connection {
     pub relay_peer_id: RwSignal<Option<String>>,
     pub transport: RwSignal<Option<&'static str>>,
     pub rtt: RwSignal<Option<Duration>>,
+    /// Every ping round trip to the relay, in milliseconds, since the page opened.
+    pub rtt_history: RwSignal<Series>,
     /// Whether other peers can dial this one through the relay.
     pub reachable: RwSignal<bool>,
     pub room: RwSignal<Option<String>>,
     pub members: RwSignal<Vec<RoomMember>>,
     /// The latest problem worth telling the user about, in words.
     pub notice: RwSignal<Option<String>>,
+    /// When the page started its node: time zero of every chart.
+    pub started: Instant,
 }
 
 impl Connection {
@@ -40,10 +47,12 @@ impl Connection {
             relay_peer_id: RwSignal::new(None),
             transport: RwSignal::new(None),
             rtt: RwSignal::new(None),
+            rtt_history: RwSignal::new(Series { name: "relay RTT".into(), points: Vec::new() }),
             reachable: RwSignal::new(false),
             room: RwSignal::new(None),
             members: RwSignal::new(Vec::new()),
             notice: RwSignal::new(None),
+            started: Instant::now(),
         }
     }
 }
@@ -96,7 +105,11 @@ fn on_event(conn: Connection, relay: PeerId, event: NodeEvent) {
         NodeEvent::DialFailed { peer: Some(peer), error } if peer == relay => {
             conn.status.set(Status::Failed(format!("cannot connect to the relay: {error}")));
         }
-        NodeEvent::Ping { peer, rtt } if peer == relay => conn.rtt.set(Some(rtt)),
+        NodeEvent::Ping { peer, rtt } if peer == relay => {
+            conn.rtt.set(Some(rtt));
+            let t = conn.started.elapsed().as_secs_f64();
+            conn.rtt_history.update(|s| s.points.push((t, rtt.as_secs_f64() * 1e3)));
+        }
         NodeEvent::Reserved { .. } => conn.reachable.set(true),
         NodeEvent::ReservationFailed { error } => {
             conn.notice.set(Some(format!("other peers cannot reach this page: {error}")));
