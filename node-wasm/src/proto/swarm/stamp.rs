@@ -2,7 +2,7 @@
 //! batch or the signature. Only their layout is used (bee `pkg/postage/stamp.go`):
 //! batch ID (32) | index (8) | timestamp (8) | signature (65).
 
-use super::bmt::keccak256;
+use super::keccak::keccak256;
 use bytes::Bytes;
 use thiserror::Error;
 
