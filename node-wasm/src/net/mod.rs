@@ -3,6 +3,7 @@
 
 mod behaviour;
 mod node;
+pub mod pullsync;
 mod transport;
 
 pub use behaviour::{NodeBehaviour, NodeBehaviourEvent, IDENTIFY_PROTOCOL, PING_INTERVAL};

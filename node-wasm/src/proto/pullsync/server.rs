@@ -139,6 +139,12 @@ impl<P: Copy + Eq + Hash + Debug> Server<P> {
         self.stats
     }
 
+    /// Whether the server still has `stream` open: once it does not, it will send nothing more on
+    /// it, so a glue that saw the peer finish writing may close its side.
+    pub fn has_stream(&self, peer: P, stream: StreamId) -> bool {
+        self.streams.contains_key(&(peer, stream))
+    }
+
     /// A peer opened `stream` on `protocol`.
     pub fn handle_stream_opened(&mut self, peer: P, stream: StreamId, protocol: Protocol) {
         let count = self.stream_counts.entry(peer).or_default();
