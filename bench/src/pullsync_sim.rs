@@ -151,7 +151,7 @@ impl SimPair {
             match f.action {
                 StreamAction::Open(p) => self.server.handle_stream_opened(CLIENT, f.stream, p),
                 StreamAction::Send(d) => {
-                    self.server.handle_data(now, CLIENT, f.stream, &d, &self.reserve)
+                    self.server.handle_bytes(now, CLIENT, f.stream, d, &self.reserve)
                 }
                 StreamAction::Finish => self.server.handle_stream_finished(CLIENT, f.stream),
                 StreamAction::Reset => self.server.handle_stream_reset(CLIENT, f.stream),
@@ -160,7 +160,7 @@ impl SimPair {
         }
         while let Some(f) = self.to_client.due(now) {
             match f.action {
-                StreamAction::Send(d) => self.puller.handle_data(now, f.stream, &d, &self.store),
+                StreamAction::Send(d) => self.puller.handle_bytes(now, f.stream, d, &self.store),
                 StreamAction::Finish => self.puller.handle_stream_finished(now, f.stream),
                 StreamAction::Reset => self.puller.handle_stream_failed(now, f.stream),
                 StreamAction::Open(_) => {}

@@ -271,10 +271,10 @@ impl<S: ChunkStore, I: IntervalStore> Behaviour<S, I> {
                 self.server.handle_stream_opened(peer, stream, protocol);
             }
             HandlerEvent::Data { stream: StreamKey::Outbound(id), data } => {
-                self.puller.handle_data(now, id, &data, &self.store);
+                self.puller.handle_bytes(now, id, data, &self.store);
             }
             HandlerEvent::Data { stream: StreamKey::Inbound(id), data } => {
-                self.server.handle_data(now, peer, id, &data, &self.store);
+                self.server.handle_bytes(now, peer, id, data, &self.store);
             }
             HandlerEvent::Finished { stream: StreamKey::Outbound(id) } => {
                 self.puller.handle_stream_finished(now, id);
@@ -504,7 +504,9 @@ impl<S: ChunkStore, I: IntervalStore> Behaviour<S, I> {
                     self.timer = None;
                     return;
                 }
-                Some(at) if self.timer.as_ref().is_none_or(|(t, _)| *t != at) => {
+                // Deadlines move later with every delivery (stream timeouts): keep a timer that
+                // fires earlier rather than re-arming it each time; firing early is harmless.
+                Some(at) if self.timer.as_ref().is_none_or(|(t, _)| *t > at) => {
                     let wait = at.saturating_duration_since(now);
                     self.timer = Some((at, Delay::new(wait)));
                 }
