@@ -100,6 +100,8 @@ struct Throughput {
     chunks: u64,
     elapsed: Duration,
     alloc: u64,
+    /// CPU time of the whole process (both hosts) over the run, where the OS tells it.
+    cpu: Option<Duration>,
 }
 
 impl Throughput {
@@ -331,6 +333,7 @@ async fn throughput(count: u64) -> Result<Throughput, String> {
         .await?;
     let done = client.with(move |_, p| p.notify_at(count)).await?;
     let before = alloc_counter::snapshot();
+    let cpu_before = process_cpu_time();
     let start = Instant::now();
     client.connect(server.peer_id, server.addr).await?;
     let end = tokio::time::timeout(Duration::from_secs(600), done)
@@ -338,11 +341,28 @@ async fn throughput(count: u64) -> Result<Throughput, String> {
         .map_err(|_| "throughput run timed out")?
         .map_err(|_| "host stopped")?;
     let alloc = alloc_counter::snapshot().since(before).bytes;
+    let cpu =
+        process_cpu_time().zip(cpu_before).map(|(after, before)| after.saturating_sub(before));
     let stats = client.with(|s, _| s.behaviour().stats()).await?;
     if stats.puller.chunks_delivered != count || stats.puller.chunks_rejected != 0 {
         return Err(format!("throughput run delivered {:?}", stats.puller));
     }
-    Ok(Throughput { chunks: count, elapsed: end - start, alloc })
+    Ok(Throughput { chunks: count, elapsed: end - start, alloc, cpu })
+}
+
+/// User plus system time of this process so far, from `/proc/self/stat` (Linux; 100 ticks/s).
+fn process_cpu_time() -> Option<Duration> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command name, which is in parentheses and may contain spaces.
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    Some(Duration::from_millis(ticks * 10))
+}
+
+/// The 1-minute load average, to judge how much of the machine the run had.
+fn load_average() -> Option<String> {
+    let loadavg = std::fs::read_to_string("/proc/loadavg").ok()?;
+    loadavg.split_whitespace().next().map(str::to_string)
 }
 
 fn limit_label(limit: Option<RateLimit>) -> String {
@@ -423,6 +443,16 @@ fn print_table(rows: &[Row], throughput: &Throughput, ops: u32) {
         "  all bins of a neighbour, streamed, limiter off, every chunk verified and stored; {} allocated per chunk",
         human_bytes(throughput.alloc as f64 / throughput.chunks as f64)
     );
+    if let Some(cpu) = throughput.cpu {
+        println!(
+            "  CPU: {:.2} s for both hosts = {:.1} us per chunk ({:.0} chunks per CPU-second); {} cores, load average {}",
+            cpu.as_secs_f64(),
+            cpu.as_secs_f64() * 1e6 / throughput.chunks as f64,
+            throughput.chunks as f64 / cpu.as_secs_f64().max(1e-9),
+            std::thread::available_parallelism().map_or(0, usize::from),
+            load_average().unwrap_or_else(|| "unknown".into())
+        );
+    }
     println!();
     println!("targets");
     for (pass, text) in targets(rows, throughput) {
