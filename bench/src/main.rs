@@ -6,10 +6,13 @@ use clap::error::ErrorKind;
 use clap::{Parser, Subcommand};
 
 mod alloc_counter;
+mod bitswap;
 mod delay_proxy;
 mod libp2p_host;
 mod pullsync;
 mod pullsync_sim;
+mod relay;
+mod report;
 
 #[global_allocator]
 static ALLOCATOR: alloc_counter::Counting = alloc_counter::Counting;
@@ -23,6 +26,11 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Bitswap sessions vs the legacy client on the seed's matrix, realistic and datacenter sets.
+    Bitswap(bitswap::Args),
+    /// The relay under load: memory per connection, throughput through one circuit, relayed dial
+    /// time (real processes on loopback).
+    Relay(relay::Args),
     /// Pull-sync over real libp2p and in simulation: bee's BenchmarkDeliveryLibP2P matrix and
     /// sustained throughput.
     Pullsync(pullsync::Args),
@@ -41,6 +49,8 @@ fn main() -> ExitCode {
         }
     };
     let result = match cli.command {
+        Command::Bitswap(args) => bitswap::run(args),
+        Command::Relay(args) => relay::run(args).map_err(|e| format!("{e:#}")),
         Command::Pullsync(args) => pullsync::run(args),
     };
     match result {
@@ -49,5 +59,35 @@ fn main() -> ExitCode {
             eprintln!("error: {e}");
             ExitCode::from(2)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn custom_flags_parse() {
+        let cli = Cli::try_parse_from([
+            "syncscope-bench",
+            "bitswap",
+            "--nodes",
+            "5",
+            "--distribution",
+            "random:0.5",
+            "--fetch",
+            "batchBy10",
+            "--bandwidth-mbps",
+            "100",
+        ]);
+        assert!(cli.is_ok());
+        let bad = Cli::try_parse_from(["syncscope-bench", "bitswap", "--format", "xml"]);
+        assert!(bad.is_err());
     }
 }

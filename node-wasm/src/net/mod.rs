@@ -2,10 +2,18 @@
 //! drives the swarm.
 
 mod behaviour;
+mod membership;
 mod node;
 pub mod pullsync;
+mod rooms;
 mod transport;
 
 pub use behaviour::{NodeBehaviour, NodeBehaviourEvent, IDENTIFY_PROTOCOL, PING_INTERVAL};
-pub use node::{start, NodeConfig, NodeEvent, NodeHandle, RelayAddress, StartError, TransportKind};
+pub use membership::{RoomMember, RoomUpdate};
+pub use node::{
+    start, NodeConfig, NodeEvent, NodeHandle, NodeStopped, RelayAddress, StartError, TransportKind,
+};
+pub use rooms::{
+    rooms_behaviour, RoomTopics, RoomsBehaviour, RoomsConfigError, MAX_ROOMS_PER_PEER,
+};
 pub use transport::{build_swarm, BuildError};

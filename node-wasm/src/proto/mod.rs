@@ -4,6 +4,8 @@
 //! go in, actions come out, and time is passed in by the caller. The same code therefore runs in
 //! the deterministic simulator (`crate::sim`), in native peers and in the browser.
 
+pub mod bitswap;
 pub mod framing;
 pub mod pullsync;
+pub mod rooms;
 pub mod swarm;

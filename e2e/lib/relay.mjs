@@ -1,0 +1,39 @@
+// Starts the real relay binary on free ports with a throw-away data directory.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+
+const READY = /syncscope relay ready: (http:\/\/\S+)/;
+
+export async function startRelay({ bin, dist, args = [] }) {
+  const dataDir = mkdtempSync(join(tmpdir(), 'syncscope-e2e-'));
+  const child = spawn(bin, [
+    '--dist', dist, '--data-dir', dataDir,
+    '--http-port', '0', '--ws-port', '0', '--webrtc-port', '0', '--tcp-port', '0',
+    ...args,
+  ], { stdio: ['ignore', 'pipe', 'pipe'], env: process.env });
+  const log = [];
+  createInterface({ input: child.stderr }).on('line', (l) => log.push(l));
+  const url = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`relay not ready after 30 s:\n${log.join('\n')}`)), 30_000);
+    child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`relay exited with ${code}:\n${log.join('\n')}`)); });
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      const m = READY.exec(line);
+      if (m) { clearTimeout(timer); resolve(m[1]); }
+    });
+  });
+  return {
+    url,
+    log,
+    async stop() {
+      if (child.exitCode === null) {
+        const exited = new Promise((r) => child.once('exit', r));
+        child.kill('SIGTERM');
+        await exited;
+      }
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}

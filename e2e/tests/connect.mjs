@@ -1,0 +1,20 @@
+// The served page joins the network: it reaches the relay, shows both peer ids, the transport in
+// use and a live ping round trip.
+import { expect, screenshot } from '../lib/assert.mjs';
+
+async function connects({ page, relay }, transport, expectedLabel) {
+  const query = transport ? `?transport=${transport}` : '';
+  await page.goto(relay.url + query);
+  await page.getByTestId('status').filter({ hasText: 'connected to the relay' }).waitFor({ timeout: 30_000 });
+  const config = await (await fetch(relay.url + 'config.json')).json();
+  expect(await page.getByTestId('relay-peer-id').textContent(), 'relay peer id').toBe(config.peer_id);
+  expect(await page.getByTestId('own-peer-id').textContent(), 'own peer id').toMatch(/^12D3KooW/);
+  expect(await page.getByTestId('transport').textContent(), 'transport').toBe(expectedLabel);
+  await page.getByTestId('rtt').filter({ hasText: / ms$/ }).waitFor({ timeout: 15_000 });
+  await screenshot(page, `connect-${transport ?? 'default'}`);
+}
+
+export default {
+  'page connects to the relay over WebRTC-direct by default': (ctx) => connects(ctx, null, 'WebRTC-direct'),
+  'page connects to the relay over WebSocket when asked': (ctx) => connects(ctx, 'ws', 'WebSocket'),
+};

@@ -1,0 +1,191 @@
+//! Client and server behind one sans-IO front: what the libp2p glue and the simulator drive.
+
+use std::collections::BTreeMap;
+
+use bytes::Bytes;
+use cid::Cid;
+use web_time::Instant;
+
+use super::client::{self, Client};
+use super::message::{Block, Message};
+use super::server::{Server, ServerEvent};
+use super::session::SessionId;
+use super::stats::{Counters, Stats};
+use super::{Config, ProtocolVersion};
+
+/// Everything the node reports, in one stream.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event<P> {
+    /// A verified block a session wanted. Store it, then call [`Node::add_block`].
+    Block { session: SessionId, block: Block },
+    /// Read this block from the store and call [`Node::block_loaded`].
+    Load(Cid),
+    /// The peer sent a block that does not hash to its CID: disconnect it.
+    Misbehaved { peer: P, cid: Cid },
+}
+
+#[derive(Debug)]
+pub struct Node<P> {
+    client: Client<P>,
+    server: Server<P>,
+    versions: BTreeMap<P, ProtocolVersion>,
+    transport: Stats<P>,
+}
+
+impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Node<P> {
+    pub fn new(config: Config) -> Self {
+        Self {
+            client: Client::new(config.clone()),
+            server: Server::new(config),
+            versions: BTreeMap::new(),
+            transport: Stats::default(),
+        }
+    }
+
+    pub fn client(&self) -> &Client<P> {
+        &self.client
+    }
+
+    pub fn server(&self) -> &Server<P> {
+        &self.server
+    }
+
+    /// A peer connected with `version` negotiated.
+    pub fn peer_connected(&mut self, peer: P, version: ProtocolVersion) {
+        self.versions.insert(peer, version);
+        self.client.peer_connected(peer, version);
+        self.server.peer_connected(peer, version);
+    }
+
+    pub fn peer_disconnected(&mut self, now: Instant, peer: P) {
+        self.versions.remove(&peer);
+        self.client.peer_disconnected(now, peer);
+        self.server.peer_disconnected(peer);
+    }
+
+    /// The version negotiated with `peer`, to encode its frames with.
+    pub fn version(&self, peer: P) -> Option<ProtocolVersion> {
+        self.versions.get(&peer).copied()
+    }
+
+    /// The node holds `cid` now (`size` bytes of data in its store).
+    pub fn add_block(&mut self, cid: Cid, size: usize) {
+        self.server.add_block(cid, size);
+    }
+
+    pub fn remove_block(&mut self, cid: &Cid) {
+        self.server.remove_block(cid);
+    }
+
+    pub fn block_loaded(&mut self, cid: Cid, data: Option<Bytes>) {
+        self.server.block_loaded(cid, data);
+    }
+
+    pub fn new_session(&mut self, now: Instant) -> SessionId {
+        self.client.new_session(now)
+    }
+
+    pub fn want(&mut self, now: Instant, session: SessionId, cids: impl IntoIterator<Item = Cid>) {
+        self.client.want(now, session, cids);
+    }
+
+    pub fn cancel(
+        &mut self,
+        now: Instant,
+        session: SessionId,
+        cids: impl IntoIterator<Item = Cid>,
+    ) {
+        self.client.cancel(now, session, cids);
+    }
+
+    pub fn close_session(&mut self, now: Instant, session: SessionId) {
+        self.client.close_session(now, session);
+    }
+
+    /// A decoded message from `peer`: the wantlist goes to the server, the rest to the client.
+    pub fn handle_message(&mut self, now: Instant, peer: P, msg: &Message) {
+        let len = self.framed_len(peer, msg) as u64;
+        self.transport.record(peer, |c| {
+            c.msgs_received += 1;
+            c.bytes_received += len;
+        });
+        if !msg.wantlist.is_empty() || msg.full {
+            self.server.handle_message(now, peer, msg);
+        }
+        if !msg.blocks.is_empty() || !msg.presences.is_empty() {
+            self.client.handle_message(now, peer, msg);
+        }
+    }
+
+    /// The glue finished writing a server message to `peer` (releases its outstanding bytes).
+    pub fn handle_sent(&mut self, peer: P) {
+        self.server.handle_sent(peer);
+    }
+
+    pub fn handle_timeout(&mut self, now: Instant) {
+        self.client.handle_timeout(now);
+    }
+
+    /// Next message to send. Server responses come first: local work before new requests.
+    /// Call [`Node::handle_sent`] for server messages ([`Transmit::from_server`]) once written.
+    pub fn poll_transmit(&mut self) -> Option<Transmit<P>> {
+        let (peer, msg, from_server) = match self.server.poll_transmit() {
+            Some((p, m)) => (p, m, true),
+            None => {
+                let (p, m) = self.client.poll_transmit()?;
+                (p, m, false)
+            }
+        };
+        let len = self.framed_len(peer, &msg);
+        self.transport.record(peer, |c| {
+            c.msgs_sent += 1;
+            c.bytes_sent += len as u64;
+        });
+        Some(Transmit { peer, msg, len, from_server })
+    }
+
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.client.poll_timeout()
+    }
+
+    pub fn poll_event(&mut self) -> Option<Event<P>> {
+        if let Some(ServerEvent::Load(cid)) = self.server.poll_event() {
+            return Some(Event::Load(cid));
+        }
+        self.client.poll_event().map(|e| match e {
+            client::Event::Block { session, block } => Event::Block { session, block },
+            client::Event::Misbehaved { peer, cid } => Event::Misbehaved { peer, cid },
+        })
+    }
+
+    /// Totals of every counter: a few additions, cheap enough to sample every frame.
+    pub fn stats(&self) -> Counters {
+        let mut c = self.transport.total;
+        c += self.client.stats().total;
+        c += self.server.stats().total;
+        c
+    }
+
+    pub fn peer_stats(&self, peer: P) -> Counters {
+        let mut c = self.transport.peer(peer);
+        c += self.client.stats().peer(peer);
+        c += self.server.stats().peer(peer);
+        c
+    }
+
+    /// Size of `msg` on the wire to `peer`.
+    pub fn framed_len(&self, peer: P, msg: &Message) -> usize {
+        msg.framed_len(self.version(peer).unwrap_or(ProtocolVersion::V1_2_0))
+    }
+}
+
+/// A message to send.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Transmit<P> {
+    pub peer: P,
+    pub msg: Message,
+    /// Framed size on the wire for the peer's version.
+    pub len: usize,
+    /// A server response: report it written with [`Node::handle_sent`].
+    pub from_server: bool,
+}

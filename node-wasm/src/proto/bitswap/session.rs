@@ -1,0 +1,594 @@
+//! One session: a set of wants fetched together from the peers that proved useful for them.
+//!
+//! Rules (sessions mode):
+//! - A new want goes to the session's peers: want-block to the best one, want-have to the
+//!   others, all with `sendDontHave`. "Best" means HAVE, then the learned presence model
+//!   ([`Predictor`]), then the shortest expected delay (round trip plus the blocks already queued
+//!   at that peer), then most blocks delivered. While the session's peers are unlikely to have
+//!   the block, or while they are saturated, other connected peers are added; a fresh session
+//!   asks a few connected peers (about 1.5 expected holders by the session's hit rate), and each
+//!   round that finds nobody doubles that number.
+//! - More than one optimistic want-block goes out when the session has learned that blocks
+//!   rarely have a second holder (the co-holding rate): as many as a budget of expected
+//!   duplicates allows, and never when one peer is a confident bet.
+//! - HAVE leads to a want-block to that peer unless one is in flight elsewhere. DONT_HAVE (or a
+//!   silent-peer timeout, which counts as one) moves the want-block on, once every want-have
+//!   answer is in. When every asked peer said DONT_HAVE, the want is broadcast to connected
+//!   peers not asked yet, in widening rounds.
+//! - Peers join on their first HAVE or block and leave after a run of DONT_HAVEs that is long
+//!   for their own hit rate (at least `max_consecutive_dont_have`).
+//! - A want is never sent twice to the same peer, except to upgrade a want-have to a want-block.
+//! - While the session knows few peers and its blocks are too big to be inlined in a HAVE
+//!   answer, a few peers never heard from are probed with want-have to learn their round trips.
+//!
+//! Legacy mode sends want-block to every session peer (every connected peer while it has none)
+//! and relies on the idle tick to broadcast further.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+
+use cid::Cid;
+use rand::seq::SliceRandom;
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+use web_time::Instant;
+
+use super::client::{PeerState, Typical};
+use super::message::{Presence, WantType};
+use super::predictor::{Predictor, WINDOW};
+use super::ClientMode;
+
+/// Identifies a session of one [`Client`](super::Client).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SessionId(pub u64);
+
+/// Peers never heard from that one want may probe with want-have while the session explores.
+const EXPLORE_PROBES: usize = 4;
+/// The session explores until it knows (or has probed) this many peers.
+const EXPLORE_PEERS: usize = 32;
+
+/// A presence estimate this high makes a single want-block the right call.
+const CONFIDENT: f64 = 0.8;
+
+/// Sort key of a candidate: presence bucket (negated), expected delay in microseconds, load,
+/// blocks delivered (more first), random tie-break.
+type RankKey = (i64, u64, usize, std::cmp::Reverse<u32>, u32);
+
+#[derive(Debug, Clone, Copy)]
+struct Ask {
+    want_type: WantType,
+    answered: bool,
+}
+
+#[derive(Debug)]
+struct Want<P> {
+    index: u64,
+    asked: BTreeMap<P, Ask>,
+    presence: BTreeMap<P, Presence>,
+    /// Want-blocks sent and not yet answered.
+    live_block: BTreeSet<P>,
+    /// Rounds of asking done: each widens the next.
+    rounds: u32,
+}
+
+/// A satisfied want whose other answers are still coming in: they tell how many peers hold it.
+#[derive(Debug)]
+struct Settling<P> {
+    index: u64,
+    unanswered: BTreeSet<P>,
+    holders: u32,
+    answered: u32,
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+struct SessionPeer {
+    delivered: u32,
+    consecutive_dont_have: u32,
+    hits: u32,
+    answers: u32,
+}
+
+impl SessionPeer {
+    fn hit(&mut self) {
+        self.consecutive_dont_have = 0;
+        self.hits += 1;
+        self.answers += 1;
+    }
+
+    /// A run of DONT_HAVEs this long says the peer is of no use: the configured limit, or four
+    /// times the gap its own hit rate predicts, whichever is longer. A peer holding a random
+    /// ninth of the blocks is not dropped for an unlucky run.
+    fn is_useless(&self, limit: u32) -> bool {
+        let expected_gap = match self.hits {
+            0 => 0.0,
+            hits => f64::from(self.answers) / f64::from(hits),
+        };
+        f64::from(self.consecutive_dont_have) >= f64::from(limit).max(4.0 * expected_gap)
+    }
+}
+
+#[derive(Debug)]
+pub(super) struct Session<P> {
+    mode: ClientMode,
+    max_consecutive_dont_have: u32,
+    dup_budget: f64,
+    max_inline_block_size: usize,
+    /// Smallest block delivered so far: while every block was too big to be inlined in a HAVE
+    /// answer, probing peers with want-have cannot cost a duplicate.
+    smallest_block: Option<usize>,
+    /// Peers probed while exploring.
+    probed: BTreeSet<P>,
+    wants: HashMap<Cid, Want<P>>,
+    settling: HashMap<Cid, Settling<P>>,
+    settling_order: VecDeque<Cid>,
+    peers: BTreeMap<P, SessionPeer>,
+    predictor: Predictor<P>,
+    next_index: u64,
+    /// Over settled wants: peers besides the first holder that answered, and how many of them
+    /// held the block too. Their ratio is the co-holding rate.
+    other_answers: u32,
+    extra_holders: u32,
+    /// HAVE (or block) answers among all answers: the session's hit rate.
+    haves: u32,
+    answers: u32,
+    last_progress: Instant,
+}
+
+impl<P: Copy + Ord + std::hash::Hash> Session<P> {
+    pub(super) fn new(now: Instant, config: &super::Config) -> Self {
+        Self {
+            mode: config.mode,
+            max_consecutive_dont_have: config.max_consecutive_dont_have,
+            dup_budget: config.dup_budget,
+            max_inline_block_size: config.max_inline_block_size,
+            smallest_block: None,
+            probed: BTreeSet::new(),
+            wants: HashMap::new(),
+            settling: HashMap::new(),
+            settling_order: VecDeque::new(),
+            peers: BTreeMap::new(),
+            predictor: Predictor::default(),
+            next_index: 0,
+            other_answers: 0,
+            extra_holders: 0,
+            haves: 0,
+            answers: 0,
+            last_progress: now,
+        }
+    }
+
+    pub(super) fn has_wants(&self) -> bool {
+        !self.wants.is_empty()
+    }
+
+    pub(super) fn wants(&self, cid: &Cid) -> bool {
+        self.wants.contains_key(cid)
+    }
+
+    pub(super) fn is_peer(&self, peer: P) -> bool {
+        self.peers.contains_key(&peer)
+    }
+
+    pub(super) fn last_progress(&self) -> Instant {
+        self.last_progress
+    }
+
+    /// Index of the want, used as its priority.
+    pub(super) fn index(&self, cid: &Cid) -> Option<u64> {
+        self.wants.get(cid).map(|w| w.index)
+    }
+
+    /// Adds a want; false if the session already had it.
+    pub(super) fn add_want(&mut self, now: Instant, cid: Cid) -> bool {
+        if self.wants.contains_key(&cid) {
+            return false;
+        }
+        if self.wants.is_empty() {
+            self.last_progress = now;
+        }
+        let want = Want {
+            index: self.next_index,
+            asked: BTreeMap::new(),
+            presence: BTreeMap::new(),
+            live_block: BTreeSet::new(),
+            rounds: 0,
+        };
+        self.next_index += 1;
+        self.wants.insert(cid, want);
+        true
+    }
+
+    /// Drops a want without a block; returns the peers it was sent to.
+    pub(super) fn remove_want(&mut self, cid: &Cid) -> Vec<P> {
+        self.wants.remove(cid).map(|w| w.asked.into_keys().collect()).unwrap_or_default()
+    }
+
+    pub(super) fn want_cids(&self) -> Vec<Cid> {
+        let mut cids: Vec<(u64, Cid)> = self.wants.iter().map(|(c, w)| (w.index, *c)).collect();
+        cids.sort_unstable();
+        cids.into_iter().map(|(_, c)| c).collect()
+    }
+
+    /// Chance that a peer holds a block that another peer already holds: near 1 when every
+    /// peer has everything, near 0 when each block has one holder. A quarter of an observation
+    /// of prior, so one want answered by several peers is already evidence.
+    fn co_holding_rate(&self) -> f64 {
+        (f64::from(self.extra_holders) + 0.25) / (f64::from(self.other_answers) + 0.5)
+    }
+
+    /// How many optimistic want-blocks a want may take: each one beyond the first duplicates
+    /// with the co-holding rate, and together they may cost `dup_budget` expected duplicates.
+    fn optimistic_want_blocks(&self) -> usize {
+        let extra = (self.dup_budget / self.co_holding_rate()).floor();
+        1 + extra.min(1e6) as usize
+    }
+
+    /// Decides who gets which want for `cid` now. The caller sends them.
+    pub(super) fn drive(
+        &mut self,
+        cid: Cid,
+        peers: &BTreeMap<P, PeerState>,
+        rng: &mut ChaCha8Rng,
+    ) -> Vec<(P, WantType)> {
+        let Some(want) = self.wants.get(&cid) else { return Vec::new() };
+        if !want.live_block.is_empty() {
+            return Vec::new();
+        }
+        let index = want.index;
+        let said_have: Vec<P> = want
+            .presence
+            .iter()
+            .filter(|(p, pr)| {
+                **pr == Presence::Have
+                    && peers.contains_key(p)
+                    && want.asked.get(p).is_none_or(|a| a.want_type == WantType::Have)
+            })
+            .map(|(p, _)| *p)
+            .collect();
+        if !said_have.is_empty() {
+            let best = self.rank(index, said_have, peers, rng)[0].0;
+            return self.ask(cid, vec![(best, WantType::Block)]);
+        }
+        if want.asked.values().any(|a| !a.answered) {
+            return Vec::new();
+        }
+        let rounds = want.rounds;
+        let (members, others): (Vec<P>, Vec<P>) = peers
+            .keys()
+            .filter(|p| !want.asked.contains_key(p))
+            .partition(|p| self.peers.contains_key(p));
+        let asks = match self.mode {
+            ClientMode::Legacy => {
+                let fresh = if members.is_empty() { others } else { members };
+                fresh.into_iter().map(|p| (p, WantType::Block)).collect()
+            }
+            ClientMode::Sessions => {
+                let fresh = self.candidates(index, rounds, members, others, peers, rng);
+                self.fan_out(fresh, peers)
+            }
+        };
+        if let Some(want) = self.wants.get_mut(&cid) {
+            want.rounds += 1;
+        }
+        self.ask(cid, asks)
+    }
+
+    /// How many peers a want is put to at once: enough for about 1.5 expected holders given the
+    /// session's hit rate, doubling each round that found nobody; everyone when blocks are known
+    /// to have a single holder. Keeping it small matters: every peer asked want-have for a small
+    /// block answers with the block itself.
+    fn fan_out_limit(&self, rounds: u32) -> usize {
+        if self.co_holding_rate() <= self.dup_budget {
+            return usize::MAX;
+        }
+        let base = (1.5 / self.hit_rate()).ceil().max(2.0) as usize;
+        base.saturating_mul(1 << rounds.min(16))
+    }
+
+    /// Share of answers that were HAVE or a block, with a one-in-two prior.
+    fn hit_rate(&self) -> f64 {
+        (f64::from(self.haves) + 1.0) / (f64::from(self.answers) + 2.0)
+    }
+
+    /// The peers to ask now, best first: every session peer not asked yet, topped up with other
+    /// connected peers while the session peers are unlikely to have the block.
+    fn candidates(
+        &mut self,
+        index: u64,
+        rounds: u32,
+        members: Vec<P>,
+        others: Vec<P>,
+        peers: &BTreeMap<P, PeerState>,
+        rng: &mut ChaCha8Rng,
+    ) -> Vec<(P, f64)> {
+        let limit = self.fan_out_limit(rounds);
+        let mut others = others;
+        others.shuffle(rng);
+        let mut ranked = self.rank(index, members, peers, rng);
+        let expected: f64 = ranked.iter().map(|(_, p)| p).sum();
+        let room = if expected < 1.0 {
+            limit.saturating_sub(ranked.len())
+        } else {
+            usize::from(saturated(ranked.first().map(|(p, _)| *p), peers))
+        };
+        if room > 0 {
+            let mut extra = self.rank(index, others.clone(), peers, rng);
+            extra.truncate(room);
+            // A measured recruit with an empty queue goes first when the members are busy; one
+            // never heard from is only probed (want-have): it may be far away, and a want-block
+            // it answers after we gave up on it is a duplicate.
+            let (measured, probes): (Vec<_>, Vec<_>) = extra
+                .into_iter()
+                .partition(|(p, _)| peers.get(p).is_some_and(|s| s.srtt().is_some()));
+            let mut front = measured;
+            front.append(&mut ranked);
+            ranked = front;
+            ranked.sort_by_key(|(_, prob)| std::cmp::Reverse(presence_bucket(*prob)));
+            ranked.extend(probes);
+        }
+        if self.explores() {
+            let room = EXPLORE_PEERS.saturating_sub(self.peers.len() + self.probed.len());
+            let probes: Vec<(P, f64)> = others
+                .iter()
+                .filter(|p| peers.get(p).is_some_and(|s| s.srtt().is_none()))
+                .filter(|p| !self.probed.contains(p) && !ranked.iter().any(|(r, _)| r == *p))
+                .take(EXPLORE_PROBES.min(room))
+                .map(|p| (*p, self.hit_rate()))
+                .collect();
+            self.probed.extend(probes.iter().map(|(p, _)| *p));
+            ranked.extend(probes);
+        }
+        ranked
+    }
+
+    /// Whether to spend want-haves on peers never heard from, to learn their round trips
+    /// before a big step: only while the session knows few peers, and while its blocks have all
+    /// been too big to come back inline.
+    fn explores(&self) -> bool {
+        self.peers.len() + self.probed.len() < EXPLORE_PEERS
+            && self.smallest_block.is_some_and(|s| s > self.max_inline_block_size)
+    }
+
+    /// Want-block to the best candidates (as many as [`Self::optimistic_want_blocks`] allows),
+    /// want-have to the rest. Peers older than 1.2.0 cannot take want-have and are skipped
+    /// unless chosen for the block.
+    fn fan_out(&self, ranked: Vec<(P, f64)>, peers: &BTreeMap<P, PeerState>) -> Vec<(P, WantType)> {
+        // Extra want-blocks only pay when nobody is a safe bet: a confident guess costs nothing
+        // if right, while extra want-blocks duplicate as soon as the layout shifts.
+        let top = ranked.first().map_or(0.0, |(_, p)| *p);
+        let blocks = if top < CONFIDENT { self.optimistic_want_blocks() } else { 1 };
+        ranked
+            .into_iter()
+            .enumerate()
+            .filter_map(|(i, (p, _))| {
+                let supports_have = peers.get(&p).is_some_and(|s| s.version.supports_have());
+                if i < blocks {
+                    Some((p, WantType::Block))
+                } else {
+                    supports_have.then_some((p, WantType::Have))
+                }
+            })
+            .collect()
+    }
+
+    /// Candidates, best first, with their presence estimate.
+    fn rank(
+        &mut self,
+        index: u64,
+        candidates: Vec<P>,
+        peers: &BTreeMap<P, PeerState>,
+        rng: &mut ChaCha8Rng,
+    ) -> Vec<(P, f64)> {
+        let prior = self.hit_rate();
+        let typical = Typical::of(peers);
+        let mut scored: Vec<(RankKey, P, f64)> = candidates
+            .into_iter()
+            .map(|p| {
+                let prob = self.predictor.predict(p, index, prior);
+                let state = peers.get(&p);
+                let delay = state.map_or(typical.rtt, |s| s.expected_delay(typical));
+                let load = state.map_or(0, PeerState::live_blocks);
+                let delivered = self.peers.get(&p).map_or(0, |s| s.delivered);
+                let key = (
+                    -presence_bucket(prob),
+                    (delay * 1e6) as u64,
+                    load,
+                    std::cmp::Reverse(delivered),
+                    rng.random(),
+                );
+                (key, p, prob)
+            })
+            .collect();
+        scored.sort_unstable_by_key(|s| s.0);
+        scored.into_iter().map(|(_, p, prob)| (p, prob)).collect()
+    }
+
+    fn ask(&mut self, cid: Cid, asks: Vec<(P, WantType)>) -> Vec<(P, WantType)> {
+        if let Some(want) = self.wants.get_mut(&cid) {
+            for &(p, want_type) in &asks {
+                want.asked.insert(p, Ask { want_type, answered: false });
+                if want_type == WantType::Block {
+                    want.live_block.insert(p);
+                }
+            }
+        }
+        asks
+    }
+
+    /// A HAVE, DONT_HAVE, or a timeout standing in for one (`timed_out`).
+    pub(super) fn on_presence(&mut self, peer: P, cid: &Cid, presence: Presence, timed_out: bool) {
+        if let Some(s) = self.settling.get_mut(cid) {
+            // Answers after the block still teach where blocks are.
+            if s.unanswered.remove(&peer) && !timed_out {
+                let has = presence == Presence::Have;
+                s.answered += 1;
+                s.holders += u32::from(has);
+                self.answers += 1;
+                self.haves += u32::from(has);
+                self.predictor.record(peer, s.index, has);
+            }
+            self.try_settle(*cid);
+            return;
+        }
+        let Some(want) = self.wants.get_mut(cid) else { return };
+        if let Some(ask) = want.asked.get_mut(&peer) {
+            ask.answered = true;
+        }
+        let index = want.index;
+        if !timed_out {
+            self.answers += 1;
+            self.haves += u32::from(presence == Presence::Have);
+        }
+        match presence {
+            Presence::Have => {
+                want.presence.insert(peer, Presence::Have);
+                self.peers.entry(peer).or_default().hit();
+                self.predictor.record(peer, index, true);
+            }
+            Presence::DontHave => {
+                want.live_block.remove(&peer);
+                if want.presence.get(&peer) != Some(&Presence::Have) || !timed_out {
+                    want.presence.insert(peer, Presence::DontHave);
+                }
+                if !timed_out {
+                    self.predictor.record(peer, index, false);
+                }
+                self.count_dont_have(peer);
+            }
+        }
+    }
+
+    fn count_dont_have(&mut self, peer: P) {
+        let limit = self.max_consecutive_dont_have;
+        if let Some(sp) = self.peers.get_mut(&peer) {
+            sp.consecutive_dont_have += 1;
+            sp.answers += 1;
+            if sp.is_useless(limit) {
+                self.peers.remove(&peer);
+            }
+        }
+    }
+
+    /// The block for `cid` arrived from `peer`: the want is satisfied. Returns whether the
+    /// session wanted it.
+    pub(super) fn on_block(&mut self, now: Instant, peer: P, cid: Cid, size: usize) -> bool {
+        let Some(want) = self.wants.remove(&cid) else { return false };
+        self.last_progress = now;
+        self.smallest_block = Some(self.smallest_block.map_or(size, |s| s.min(size)));
+        self.answers += 1;
+        self.haves += 1;
+        let sp = self.peers.entry(peer).or_default();
+        sp.delivered += 1;
+        sp.hit();
+        self.predictor.record(peer, want.index, true);
+        let holders = 1 + want
+            .presence
+            .iter()
+            .filter(|(p, pr)| **p != peer && **pr == Presence::Have)
+            .count() as u32;
+        let unanswered: BTreeSet<P> = want
+            .asked
+            .iter()
+            .filter(|(p, a)| **p != peer && !a.answered)
+            .map(|(p, _)| *p)
+            .collect();
+        let answered = 1 + want.presence.keys().filter(|p| **p != peer).count() as u32;
+        let settling = Settling { index: want.index, unanswered, holders, answered };
+        self.settling.insert(cid, settling);
+        self.settling_order.push_back(cid);
+        if self.settling_order.len() > WINDOW {
+            if let Some(old) = self.settling_order.pop_front() {
+                self.settling.remove(&old);
+            }
+        }
+        self.try_settle(cid);
+        true
+    }
+
+    /// A block for an already satisfied want: one more holder, and a peer worth having.
+    pub(super) fn on_duplicate(&mut self, peer: P, cid: &Cid) {
+        if let Some(s) = self.settling.get_mut(cid) {
+            self.peers.entry(peer).or_default().hit();
+            s.unanswered.remove(&peer);
+            s.holders += 1;
+            s.answered += 1;
+            self.predictor.record(peer, s.index, true);
+            self.try_settle(*cid);
+        }
+    }
+
+    fn try_settle(&mut self, cid: Cid) {
+        let Some(s) = self.settling.get(&cid) else { return };
+        if s.unanswered.is_empty() {
+            self.other_answers += s.answered.saturating_sub(1);
+            self.extra_holders += s.holders.saturating_sub(1);
+            self.settling.remove(&cid);
+        }
+    }
+
+    /// A penalised or vanished peer: everything asked of it counts as DONT_HAVE.
+    pub(super) fn drop_peer(&mut self, peer: P) -> Vec<Cid> {
+        self.peers.remove(&peer);
+        self.predictor.forget(peer);
+        for s in self.settling.values_mut() {
+            s.unanswered.remove(&peer);
+        }
+        let mut touched = Vec::new();
+        for (cid, want) in &mut self.wants {
+            if let Some(ask) = want.asked.get_mut(&peer) {
+                ask.answered = true;
+                want.live_block.remove(&peer);
+                want.presence.insert(peer, Presence::DontHave);
+                touched.push(*cid);
+            }
+        }
+        touched
+    }
+
+    /// Idle tick: every pending want goes to the connected peers not asked yet.
+    pub(super) fn rebroadcast(
+        &mut self,
+        now: Instant,
+        peers: &BTreeMap<P, PeerState>,
+    ) -> Vec<(Cid, Vec<(P, WantType)>)> {
+        self.last_progress = now;
+        let want_type = match self.mode {
+            ClientMode::Legacy => WantType::Block,
+            ClientMode::Sessions => WantType::Have,
+        };
+        let mut out = Vec::new();
+        for cid in self.want_cids() {
+            let Some(want) = self.wants.get(&cid) else { continue };
+            let asks: Vec<(P, WantType)> = peers
+                .iter()
+                .filter(|(p, s)| {
+                    !want.asked.contains_key(p)
+                        && (want_type == WantType::Block || s.version.supports_have())
+                })
+                .map(|(p, _)| (*p, want_type))
+                .collect();
+            if !asks.is_empty() {
+                out.push((cid, self.ask(cid, asks)));
+            }
+        }
+        out
+    }
+}
+
+/// Presence classes of width 0.05, except that every confident estimate is one class: among
+/// likely holders, speed decides.
+fn presence_bucket(prob: f64) -> i64 {
+    if prob >= CONFIDENT {
+        100
+    } else {
+        (prob * 20.0).round() as i64
+    }
+}
+
+/// Whether the best member's queue already costs more than a round trip: then a new peer with an
+/// empty queue is worth recruiting.
+fn saturated<P: Ord>(best: Option<P>, peers: &BTreeMap<P, PeerState>) -> bool {
+    let Some(state) = best.and_then(|p| peers.get(&p)) else { return false };
+    let typical = Typical::of(peers);
+    let rtt = state.srtt().unwrap_or(typical.rtt);
+    rtt > 0.0 && state.expected_delay(typical) > 2.0 * rtt
+}

@@ -1,0 +1,44 @@
+//! Runs in headless Chromium through wasm-bindgen-test-runner: real IndexedDB, real browser
+//! transports.
+#![cfg(target_arch = "wasm32")]
+
+use libp2p::identity::Keypair;
+use syncscope_node::{net::build_swarm, store::IndexedDbStore};
+use wasm_bindgen_test::{wasm_bindgen_test, wasm_bindgen_test_configure};
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+/// A database name no earlier run can have used, so that leftovers cannot make a test pass.
+fn fresh_db(name: &str) -> String {
+    format!("syncscope-test-{name}-{}", js_sys::Date::now())
+}
+
+#[wasm_bindgen_test]
+async fn indexed_db_stores_and_reads_bytes() {
+    let store = IndexedDbStore::open(&fresh_db("bytes")).await.unwrap();
+    let big = vec![0xa5; 4096];
+    store.put_many([(&b"small"[..], &b"hello"[..]), (&b"chunk"[..], &big[..])]).await.unwrap();
+
+    assert_eq!(store.get(b"small").await.unwrap().as_deref(), Some(&b"hello"[..]));
+    assert_eq!(store.get(b"chunk").await.unwrap(), Some(big));
+    assert_eq!(store.get(b"absent").await.unwrap(), None);
+}
+
+#[wasm_bindgen_test]
+async fn indexed_db_keeps_values_across_reopen() {
+    let name = fresh_db("reopen");
+    {
+        let store = IndexedDbStore::open(&name).await.unwrap();
+        store.put_many([(&b"k"[..], &b"persisted"[..])]).await.unwrap();
+    }
+    let reopened = IndexedDbStore::open(&name).await.unwrap();
+    assert_eq!(reopened.get(b"k").await.unwrap().as_deref(), Some(&b"persisted"[..]));
+}
+
+#[wasm_bindgen_test]
+async fn browser_swarm_builds() {
+    let key = Keypair::generate_ed25519();
+    let peer_id = key.public().to_peer_id();
+    let swarm = build_swarm(key).await.unwrap();
+    assert_eq!(*swarm.local_peer_id(), peer_id);
+}

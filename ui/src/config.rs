@@ -1,0 +1,64 @@
+//! `/config.json`, served by the relay: who the relay is and how to reach it.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use syncscope_node::net::RelayAddress;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
+
+/// Transports in the order the page tries them: WebRTC-direct first, WebSocket as the fallback.
+const TRANSPORT_PREFERENCE: [&str; 2] = ["webrtc-direct", "ws"];
+
+/// The transports to try: the page's `?transport=` parameter if given, else all in preference
+/// order.
+pub fn transports_from_url() -> Vec<String> {
+    let search = web_sys::window().and_then(|w| w.location().search().ok()).unwrap_or_default();
+    let chosen =
+        web_sys::UrlSearchParams::new_with_str(&search).ok().and_then(|p| p.get("transport"));
+    match chosen {
+        Some(t) => vec![t],
+        None => TRANSPORT_PREFERENCE.iter().map(|t| t.to_string()).collect(),
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct RelayConfig {
+    pub peer_id: String,
+    pub addrs: BTreeMap<String, Vec<String>>,
+}
+
+impl RelayConfig {
+    /// The relay's address with its dialable multiaddrs for `transports`, in that order.
+    pub fn relay_address(&self, transports: &[String]) -> Result<RelayAddress, String> {
+        let peer_id =
+            self.peer_id.parse().map_err(|e| format!("relay peer id {:?}: {e}", self.peer_id))?;
+        let addrs = transports
+            .iter()
+            .flat_map(|t| self.addrs.get(t).into_iter().flatten())
+            .map(|a| a.parse().map_err(|e| format!("relay address {a:?}: {e}")))
+            .collect::<Result<Vec<_>, _>>()?;
+        if addrs.is_empty() {
+            return Err(format!("the relay announces no address for {}", transports.join(" or ")));
+        }
+        Ok(RelayAddress { peer_id, addrs })
+    }
+}
+
+/// Fetches and parses `/config.json` from the page's origin.
+pub async fn fetch() -> Result<RelayConfig, String> {
+    let window = web_sys::window().ok_or("no window")?;
+    let response = JsFuture::from(window.fetch_with_str("/config.json"))
+        .await
+        .map_err(|e| format!("cannot reach the relay: {e:?}"))?;
+    let response: web_sys::Response = response.dyn_into().map_err(|_| "not an HTTP response")?;
+    if !response.ok() {
+        return Err(format!("the relay answered /config.json with HTTP {}", response.status()));
+    }
+    let text = JsFuture::from(response.text().map_err(|e| format!("{e:?}"))?)
+        .await
+        .map_err(|e| format!("cannot read /config.json: {e:?}"))?
+        .as_string()
+        .unwrap_or_default();
+    serde_json::from_str(&text).map_err(|e| format!("/config.json is malformed: {e}"))
+}
