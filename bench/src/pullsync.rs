@@ -23,7 +23,7 @@ use web_time::Instant;
 use crate::alloc_counter;
 use crate::delay_proxy::DelayProxy;
 use crate::libp2p_host::Host;
-use crate::pullsync_sim::{Link, SimPair};
+use crate::pullsync_sim::SimPair;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -146,7 +146,7 @@ pub fn run(args: Args) -> Result<(), String> {
                             Transport::Libp2p => {
                                 runtime.block_on(libp2p_row(case, &chunks[..n], args.ops))?
                             }
-                            Transport::Sim => sim_row(case, &chunks[..n], args.ops),
+                            Transport::Sim => sim_row(case, &chunks[..n], args.ops)?,
                         };
                         rows.push(row);
                     }
@@ -290,26 +290,24 @@ async fn libp2p_row(case: Case, chunks: &[Chunk], ops: u32) -> Result<Row, Strin
     Ok(Row { case, times, alloc_per_op: alloc / u64::from(ops) })
 }
 
-fn sim_row(case: Case, chunks: &[Chunk], ops: u32) -> Row {
-    let link = Link {
-        latency: Duration::from_millis(case.latency_ms),
-        bytes_per_second: SIM_BYTES_PER_SECOND,
-    };
+fn sim_row(case: Case, chunks: &[Chunk], ops: u32) -> Result<Row, String> {
     let mut pair = SimPair::new(
-        link,
+        Duration::from_millis(case.latency_ms),
+        SIM_BYTES_PER_SECOND as f64,
         server_config(case.limit),
         client_config(case.mode),
-        server_overlay(),
-        client_overlay(),
+        (server_overlay(), client_overlay()),
         chunks,
     );
     let n = chunks.len() as u64;
-    pair.op(n);
+    let stuck = || format!("simulated op did not finish: {}", describe(&case));
+    pair.op(n).ok_or_else(stuck)?;
     let before = alloc_counter::snapshot();
-    let mut times: Vec<Duration> = (0..ops).map(|_| pair.op(n)).collect();
+    let mut times =
+        (0..ops).map(|_| pair.op(n).ok_or_else(stuck)).collect::<Result<Vec<_>, _>>()?;
     let alloc = alloc_counter::snapshot().since(before).bytes;
     times.sort();
-    Row { case, times, alloc_per_op: alloc / u64::from(ops) }
+    Ok(Row { case, times, alloc_per_op: alloc / u64::from(ops) })
 }
 
 /// Chunks per second from a fresh client syncing `count` random chunks (all bins) from a
@@ -403,7 +401,11 @@ fn print_table(rows: &[Row], throughput: &Throughput, ops: u32) {
     println!("  libp2p-tcp: two real libp2p hosts in this process (TCP + noise + yamux on loopback, V1Lazy stream negotiation);");
     println!("    added latency comes from a user-space delaying TCP proxy that holds every read for the one-way delay in both");
     println!("    directions: it keeps the round trips, but not the sender's congestion-window growth across a slow link");
-    println!("  sim: the same op on virtual time, server and puller cores on a {} Gbit/s link with the same one-way latency,", SIM_BYTES_PER_SECOND * 8 / 1_000_000_000);
+    println!("  sim: the same op on virtual time in the shared simulator (syncscope_node::sim), server and puller cores on a");
+    println!(
+        "    {} Gbit/s link with the same one-way latency,",
+        SIM_BYTES_PER_SECOND * 8 / 1_000_000_000
+    );
     println!("    frame bytes only (no yamux/noise/TCP overhead or windows)");
     println!("  time: median of {ops} ops after one warm-up op (min, max); alloc: bytes allocated per op by the whole process");
     println!("    (both hosts; the proxy's thread excluded); BMT hashing path: {}", simd_path());

@@ -1,12 +1,8 @@
-//! The pull-sync benchmark op on virtual time: a server core and a puller core, each drained as
-//! the libp2p glue drains them, joined by one link with a fixed one-way latency and a bandwidth
-//! (one FIFO per direction: a frame is serialised after what the direction is still sending,
-//! then travels the latency). Frames count their own bytes only: no yamux, noise or TCP
-//! overhead, no flow-control windows. So these rows are what the protocol itself costs; the
-//! libp2p rows add the real stack.
-//!
-//! When the shared discrete-event simulator (`syncscope_node::sim`) lands, [`SimPair`] becomes
-//! two `SimNode`s on one of its links; the op below stays the same.
+//! The pull-sync benchmark op on virtual time, on the shared discrete-event simulator
+//! (`syncscope_node::sim`): a server core and a puller core as two [`SimNode`]s, each drained as
+//! the libp2p glue drains it, on one link with a fixed one-way latency and a bandwidth. Messages
+//! count their frame bytes only: no yamux, noise or TCP overhead, no flow-control windows. So
+//! these rows are what the protocol itself costs; the libp2p rows add the real stack.
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -16,197 +12,208 @@ use syncscope_node::proto::pullsync::{
     ServerEvent, StreamAction, StreamId,
 };
 use syncscope_node::proto::swarm::{Address, Chunk};
+use syncscope_node::sim::{LinkModel, Links, Network, NodeId, Outgoing, SimNode};
 use web_time::Instant;
 
-const SERVER: u8 = 0;
-const CLIENT: u8 = 1;
+const SERVER: NodeId = NodeId(0);
+const CLIENT: NodeId = NodeId(1);
 
-#[derive(Clone, Copy, Debug)]
-pub struct Link {
-    pub latency: Duration,
-    pub bytes_per_second: u64,
+type Message = (StreamId, StreamAction);
+
+enum Role {
+    Server { core: Box<Server<NodeId>>, reserve: MemoryReserve },
+    Client { core: Box<Puller<NodeId, MemoryIntervalStore>>, store: MemoryReserve, stored: u64 },
 }
 
-struct Frame {
-    arrives: Instant,
-    stream: StreamId,
-    action: StreamAction,
+/// One side of the benchmark, with what it has to send.
+pub struct PullsyncNode {
+    role: Role,
+    outbox: VecDeque<Outgoing<Message>>,
 }
 
-/// One direction of the link.
-struct Direction {
-    free_at: Instant,
-    frames: VecDeque<Frame>,
-}
-
-impl Direction {
-    fn new(now: Instant) -> Self {
-        Direction { free_at: now, frames: VecDeque::new() }
-    }
-
-    fn send(&mut self, now: Instant, link: Link, stream: StreamId, action: StreamAction) {
-        let bytes = match &action {
-            StreamAction::Send(frame) => frame.len() as u64,
+impl PullsyncNode {
+    fn send(
+        outbox: &mut VecDeque<Outgoing<Message>>,
+        to: NodeId,
+        stream: StreamId,
+        action: StreamAction,
+    ) {
+        let size = match &action {
+            StreamAction::Send(frame) => frame.len(),
             _ => 0,
         };
-        let serialise = Duration::from_nanos(bytes * 1_000_000_000 / link.bytes_per_second.max(1));
-        self.free_at = self.free_at.max(now) + serialise;
-        self.frames.push_back(Frame { arrives: self.free_at + link.latency, stream, action });
+        outbox.push_back(Outgoing { to, msg: (stream, action), size, report_sent: false });
     }
 
-    fn due(&mut self, now: Instant) -> Option<Frame> {
-        match self.frames.front() {
-            Some(f) if f.arrives <= now => self.frames.pop_front(),
-            _ => None,
+    /// Drains the core in the order the glue does: transmits, then events, until both are dry.
+    fn drain(&mut self, now: Instant) {
+        let outbox = &mut self.outbox;
+        match &mut self.role {
+            Role::Server { core, reserve } => loop {
+                let mut progress = false;
+                while let Some(t) = core.poll_transmit(now) {
+                    progress = true;
+                    Self::send(outbox, CLIENT, t.stream, t.action);
+                }
+                while let Some(event) = core.poll_event() {
+                    progress = true;
+                    if let ServerEvent::ChunksWanted { peer, stream, chunks } = event {
+                        let found = chunks.iter().map(|c| reserve.get(c)).collect();
+                        // The stream is waiting for exactly these chunks.
+                        let _ = core.provide_chunks(peer, stream, found);
+                    }
+                }
+                if !progress {
+                    return;
+                }
+            },
+            Role::Client { core, store, stored } => loop {
+                let mut progress = false;
+                while let Some(t) = core.poll_transmit() {
+                    progress = true;
+                    Self::send(outbox, SERVER, t.stream, t.action);
+                }
+                while let Some(event) = core.poll_event() {
+                    progress = true;
+                    if let PullerEvent::Chunk { chunk, .. } = event {
+                        if store.put(chunk).is_some() {
+                            *stored += 1;
+                        }
+                    }
+                }
+                if !progress {
+                    return;
+                }
+            },
         }
     }
 }
 
-pub struct SimPair {
-    now: Instant,
-    link: Link,
-    server_overlay: Address,
-    client_overlay: Address,
-    server: Server<u8>,
-    reserve: MemoryReserve,
-    puller: Puller<u8, MemoryIntervalStore>,
-    store: MemoryReserve,
-    to_server: Direction,
-    to_client: Direction,
-    stored: u64,
+impl SimNode for PullsyncNode {
+    type Message = Message;
+
+    fn handle_message(&mut self, now: Instant, from: NodeId, (stream, action): Message) {
+        match &mut self.role {
+            Role::Server { core, reserve } => match action {
+                StreamAction::Open(p) => core.handle_stream_opened(from, stream, p),
+                StreamAction::Send(d) => core.handle_bytes(now, from, stream, d, reserve),
+                StreamAction::Finish => core.handle_stream_finished(from, stream),
+                StreamAction::Reset => core.handle_stream_reset(from, stream),
+            },
+            Role::Client { core, store, .. } => match action {
+                StreamAction::Send(d) => core.handle_bytes(now, stream, d, store),
+                StreamAction::Finish => core.handle_stream_finished(now, stream),
+                StreamAction::Reset => core.handle_stream_failed(now, stream),
+                StreamAction::Open(_) => {}
+            },
+        }
+        self.drain(now);
+    }
+
+    fn handle_timeout(&mut self, now: Instant) {
+        match &mut self.role {
+            Role::Server { core, reserve } => core.handle_timeout(now, reserve),
+            Role::Client { core, .. } => core.handle_timeout(now),
+        }
+        self.drain(now);
+    }
+
+    fn handle_sent(&mut self, _: Instant, _: NodeId) {}
+
+    fn poll_transmit(&mut self, _: Instant) -> Option<Outgoing<Message>> {
+        self.outbox.pop_front()
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        match &self.role {
+            Role::Server { core, .. } => core.poll_timeout(),
+            Role::Client { core, .. } => core.poll_timeout(),
+        }
+    }
 }
 
+/// A server holding the benchmark's chunks and a neighbouring puller on one simulated link.
+pub struct SimPair {
+    net: Network<PullsyncNode>,
+    server_overlay: Address,
+    client_overlay: Address,
+}
+
+/// Virtual time one op may take before the run is called stuck.
+const OP_LIMIT: Duration = Duration::from_secs(600);
+
 impl SimPair {
-    /// A server holding `chunks` (with `server_config`) and a neighbouring puller (with
-    /// `client_config`, radius 0), connected, with the first sync done.
+    /// Connected, with the first sync done.
     pub fn new(
-        link: Link,
+        latency: Duration,
+        bytes_per_second: f64,
         server_config: Config,
         client_config: Config,
-        server_overlay: Address,
-        client_overlay: Address,
+        (server_overlay, client_overlay): (Address, Address),
         chunks: &[Chunk],
     ) -> Self {
-        let now = Instant::now();
+        let epoch = Instant::now();
         let mut reserve = MemoryReserve::new(server_overlay, 1);
         for c in chunks {
             reserve.put(c.clone());
         }
-        let mut pair = SimPair {
-            now,
-            link,
-            server_overlay,
-            client_overlay,
-            server: Server::new(server_config),
-            reserve,
-            puller: Puller::new(client_config, client_overlay, MemoryIntervalStore::default()),
-            store: MemoryReserve::new(client_overlay, 1),
-            to_server: Direction::new(now),
-            to_client: Direction::new(now),
-            stored: 0,
-        };
-        pair.puller.add_peer(now, SERVER, server_overlay);
+        let server = Role::Server { core: Box::new(Server::new(server_config)), reserve };
+        let puller = Puller::new(client_config, client_overlay, MemoryIntervalStore::default());
+        let store = MemoryReserve::new(client_overlay, 1);
+        let client = Role::Client { core: Box::new(puller), store, stored: 0 };
+        let nodes = [server, client]
+            .into_iter()
+            .map(|role| PullsyncNode { role, outbox: VecDeque::new() })
+            .collect();
+        let links =
+            Links::draw(2, LinkModel::Fixed { latency, bandwidth: Some(bytes_per_second) }, 0);
+        let mut pair =
+            SimPair { net: Network::new(epoch, nodes, links), server_overlay, client_overlay };
+        pair.with_client(|core, _, now| core.add_peer(now, SERVER, server_overlay));
         pair.run_until(chunks.len() as u64);
         pair
     }
 
-    /// One op: bin 0 synced again from its start into an empty store, as
-    /// `crate::pullsync`'s libp2p op does. Returns the virtual time it took.
-    pub fn op(&mut self, n: u64) -> Duration {
-        self.puller.set_storage_radius(self.now, 1);
-        self.drain();
-        // The memory interval store never fails.
-        let _ = self.puller.store_mut().reset_peer(&self.server_overlay, 1);
-        self.store = MemoryReserve::new(self.client_overlay, 1);
-        let start = self.now;
-        self.puller.set_storage_radius(self.now, 0);
-        self.run_until(self.stored + n);
-        self.now - start
+    /// One op: bin 0 synced again from its start into an empty store, as the libp2p op does.
+    /// Returns the virtual time it took, or `None` if it did not finish.
+    pub fn op(&mut self, n: u64) -> Option<Duration> {
+        let (server_overlay, client_overlay) = (self.server_overlay, self.client_overlay);
+        self.with_client(|core, store, now| {
+            core.set_storage_radius(now, 1);
+            // The memory interval store never fails.
+            let _ = core.store_mut().reset_peer(&server_overlay, 1);
+            *store = MemoryReserve::new(client_overlay, 1);
+        });
+        let start = self.net.now();
+        let target = self.stored() + n;
+        self.with_client(|core, _, now| core.set_storage_radius(now, 0));
+        self.run_until(target).then(|| self.net.now() - start)
     }
 
-    fn run_until(&mut self, stored: u64) {
-        while self.stored < stored {
-            self.drain();
-            if self.stored >= stored {
-                return;
+    fn with_client(
+        &mut self,
+        f: impl FnOnce(&mut Puller<NodeId, MemoryIntervalStore>, &mut MemoryReserve, Instant),
+    ) {
+        self.net.with_node(CLIENT, |node, now| {
+            if let Role::Client { core, store, .. } = &mut node.role {
+                f(core, store, now);
             }
-            let next = [
-                self.to_server.frames.front().map(|f| f.arrives),
-                self.to_client.frames.front().map(|f| f.arrives),
-                self.server.poll_timeout(),
-                self.puller.poll_timeout(),
-            ]
-            .into_iter()
-            .flatten()
-            .min();
-            let Some(next) = next else { return };
-            self.now = self.now.max(next);
-            self.deliver();
-        }
+            node.drain(now);
+        });
     }
 
-    fn deliver(&mut self) {
-        let now = self.now;
-        while let Some(f) = self.to_server.due(now) {
-            match f.action {
-                StreamAction::Open(p) => self.server.handle_stream_opened(CLIENT, f.stream, p),
-                StreamAction::Send(d) => {
-                    self.server.handle_bytes(now, CLIENT, f.stream, d, &self.reserve)
-                }
-                StreamAction::Finish => self.server.handle_stream_finished(CLIENT, f.stream),
-                StreamAction::Reset => self.server.handle_stream_reset(CLIENT, f.stream),
-            }
-            self.drain();
-        }
-        while let Some(f) = self.to_client.due(now) {
-            match f.action {
-                StreamAction::Send(d) => self.puller.handle_bytes(now, f.stream, d, &self.store),
-                StreamAction::Finish => self.puller.handle_stream_finished(now, f.stream),
-                StreamAction::Reset => self.puller.handle_stream_failed(now, f.stream),
-                StreamAction::Open(_) => {}
-            }
-            self.drain();
-        }
-        if self.server.poll_timeout().is_some_and(|t| t <= now) {
-            self.server.handle_timeout(now, &self.reserve);
-        }
-        if self.puller.poll_timeout().is_some_and(|t| t <= now) {
-            self.puller.handle_timeout(now);
+    fn stored(&self) -> u64 {
+        match &self.net.nodes()[CLIENT.index()].role {
+            Role::Client { stored, .. } => *stored,
+            Role::Server { .. } => 0,
         }
     }
 
-    /// Drains both cores in the order the glue does.
-    fn drain(&mut self) {
-        let (now, link) = (self.now, self.link);
-        loop {
-            let mut progress = false;
-            while let Some(t) = self.puller.poll_transmit() {
-                progress = true;
-                self.to_server.send(now, link, t.stream, t.action);
-            }
-            while let Some(t) = self.server.poll_transmit(now) {
-                progress = true;
-                self.to_client.send(now, link, t.stream, t.action);
-            }
-            while let Some(event) = self.puller.poll_event() {
-                progress = true;
-                if let PullerEvent::Chunk { chunk, .. } = event {
-                    if self.store.put(chunk).is_some() {
-                        self.stored += 1;
-                    }
-                }
-            }
-            while let Some(event) = self.server.poll_event() {
-                progress = true;
-                if let ServerEvent::ChunksWanted { peer, stream, chunks } = event {
-                    let found = chunks.iter().map(|c| self.reserve.get(c)).collect();
-                    // The stream is waiting for exactly these chunks.
-                    let _ = self.server.provide_chunks(peer, stream, found);
-                }
-            }
-            if !progress {
-                return;
-            }
-        }
+    fn run_until(&mut self, stored: u64) -> bool {
+        let limit = self.net.elapsed() + OP_LIMIT;
+        self.net.run_until(limit, |net| match &net.nodes()[CLIENT.index()].role {
+            Role::Client { stored: s, .. } => *s >= stored,
+            Role::Server { .. } => false,
+        })
     }
 }
