@@ -21,17 +21,29 @@ use syncscope_node::proto::swarm::Chunk;
 
 type Hostile = Running<libp2p_stream::Behaviour>;
 
-async fn hostile() -> (Hostile, libp2p_stream::Control) {
-    let behaviour = libp2p_stream::Behaviour::new();
-    let control = behaviour.new_control();
-    (Running::start(swarm(Keypair::generate_ed25519(), behaviour)).await, control)
-}
+/// The victim keeps the half of the address space starting with bit 0 (radius 1).
+const VICTIM_RADIUS: u8 = 1;
 
 async fn victim(own: Vec<Chunk>) -> Running<Pullsync> {
-    let node =
-        Running::start(node(Keypair::generate_ed25519(), overlay(0), Config::default())).await;
+    let config = Config::default().with_storage_radius(VICTIM_RADIUS);
+    let node = Running::start(node(Keypair::generate_ed25519(), overlay(0), config)).await;
     upload(&node, own).await;
     node
+}
+
+/// A hostile peer the victim sees in the other half (proximity 0): it then syncs only that
+/// peer's bin 0, on two streams, rather than all 32 bins of a neighbour.
+async fn hostile(victim: &Running<Pullsync>) -> (Hostile, libp2p_stream::Control) {
+    let behaviour = libp2p_stream::Behaviour::new();
+    let control = behaviour.new_control();
+    let hostile = Running::start(swarm(Keypair::generate_ed25519(), behaviour)).await;
+    let peer = hostile.peer_id;
+    victim.with(move |s| s.behaviour_mut().set_peer_overlay(peer, overlay(0x80))).await;
+    (hostile, control)
+}
+
+fn within_victim_radius(chunks: Vec<Chunk>) -> Vec<Chunk> {
+    chunks.into_iter().filter(|c| overlay(0).proximity(&c.address()) >= VICTIM_RADIUS).collect()
 }
 
 async fn write_msg<M: prost::Message>(io: &mut Stream, msg: &M) {
@@ -88,21 +100,30 @@ async fn assert_recovers(node: &Running<Pullsync>, hostile: PeerId, own: usize) 
     let honest =
         Running::start(common::node(Keypair::generate_ed25519(), overlay(1), Config::default()))
             .await;
-    let chunks = random_chunks(99, 40);
-    upload(&honest, chunks.clone()).await;
+    let uploads = random_chunks(99, 40);
+    upload(&honest, uploads.clone()).await;
+    let chunks = within_victim_radius(uploads);
+    let wanted = chunks.len();
+    assert!(wanted > 0);
+    let peer = honest.peer_id;
+    node.with(move |s| s.behaviour_mut().set_peer_overlay(peer, overlay(1))).await;
     node.dial(honest.addr.clone()).await;
-    eventually(node, move |s| s.behaviour().store().len() >= own + 40).await;
-    let all_there = node
-        .with(move |s| chunks.iter().all(|c| s.behaviour().store().get(&c.chunk_ref()).is_some()))
+    eventually(node, move |s| s.behaviour().store().len() >= own + wanted).await;
+    let exactly = node
+        .with(move |s| {
+            let store = s.behaviour().store();
+            chunks.iter().all(|c| store.get(&c.chunk_ref()).is_some())
+                && store.len() == own + wanted
+        })
         .await;
-    assert!(all_there);
+    assert!(exactly, "the node holds its own chunks and the honest peer's within its radius");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_want_with_the_wrong_bit_vector_length_is_refused() {
     let own = random_chunks(1, 20);
     let mut node = victim(own.clone()).await;
-    let (hostile, mut control) = hostile().await;
+    let (hostile, mut control) = hostile(&node).await;
     hostile.dial(node.addr.clone()).await;
     let target = node.peer_id;
     eventually(&hostile, move |s| s.is_connected(&target)).await;
@@ -157,8 +178,8 @@ async fn serve_wrong_delivery(mut io: Stream, offered: Chunk, delivered: Chunk) 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_delivery_of_a_chunk_that_was_not_offered_is_refused() {
     let mut node = victim(Vec::new()).await;
-    let (hostile, mut control) = hostile().await;
-    let chunks = random_chunks(2, 2);
+    let (hostile, mut control) = hostile(&node).await;
+    let chunks = within_victim_radius(random_chunks(2, 8));
     let (offered, delivered) = (chunks[0].clone(), chunks[1].clone());
 
     let mut cursors = vec![0u64; 32];
@@ -183,7 +204,7 @@ async fn a_delivery_of_a_chunk_that_was_not_offered_is_refused() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_truncated_message_is_refused() {
     let mut node = victim(Vec::new()).await;
-    let (hostile, mut control) = hostile().await;
+    let (hostile, mut control) = hostile(&node).await;
     // A frame announcing 50 bytes of which only 10 come before the stream ends.
     let mut truncated = vec![50u8];
     truncated.extend([0x08; 10]);
@@ -199,7 +220,7 @@ async fn a_truncated_message_is_refused() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_oversized_message_is_refused_before_its_body_is_read() {
     let mut node = victim(Vec::new()).await;
-    let (hostile, mut control) = hostile().await;
+    let (hostile, mut control) = hostile(&node).await;
     let len = MAX_MESSAGE_SIZE + 1;
     let mut prefix = unsigned_varint::encode::usize_buffer();
     let mut oversized = unsigned_varint::encode::usize(len, &mut prefix).to_vec();

@@ -38,6 +38,11 @@ pub struct Config {
     /// Encoded frames handed to connections but not yet written; the server stops encoding
     /// deliveries above it until sockets drain.
     pub max_queued_bytes: usize,
+    /// Most bytes a connection takes from a stream in one read, and the buffer each connection
+    /// keeps for it. Reading whatever yamux holds in one go (up to a window) means fewer hops to
+    /// the behaviour and window updates sooner: 64 KiB reads ran at under 40,000 chunks/s where
+    /// 1 MiB reads ran at over 70,000 on the throughput benchmark.
+    pub read_buffer: usize,
 }
 
 impl Default for Config {
@@ -46,6 +51,7 @@ impl Default for Config {
             protocol: pullsync::Config::default(),
             storage_radius: 0,
             max_queued_bytes: 4 * 1024 * 1024,
+            read_buffer: 1024 * 1024,
         }
     }
 }
@@ -63,6 +69,11 @@ impl Config {
 
     pub fn with_max_queued_bytes(mut self, bytes: usize) -> Self {
         self.max_queued_bytes = bytes.max(1);
+        self
+    }
+
+    pub fn with_read_buffer(mut self, bytes: usize) -> Self {
+        self.read_buffer = bytes.max(1);
         self
     }
 }
@@ -451,7 +462,7 @@ impl<S: ChunkStore, I: IntervalStore> Behaviour<S, I> {
     fn new_handler(&mut self, peer: PeerId, conn: ConnectionId) -> Handler {
         let queue = Arc::new(WriteQueue::default());
         self.connections.insert(conn, Connection { peer, queue: queue.clone() });
-        Handler::new(queue, self.shared.clone())
+        Handler::new(queue, self.shared.clone(), self.config.read_buffer)
     }
 
     fn connection_established(&mut self, peer: PeerId, conn: ConnectionId) {

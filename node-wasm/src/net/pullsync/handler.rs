@@ -20,9 +20,6 @@ use libp2p::Stream;
 use super::protocol::{StreamKey, Upgrade};
 use crate::proto::pullsync::{Protocol, StreamAction, StreamId};
 
-/// Bytes read from a stream in one go. Large enough to carry a dozen chunks per event.
-const READ_BUFFER: usize = 64 * 1024;
-
 /// What the behaviour asks of one stream on this connection.
 #[derive(Debug)]
 pub struct Command {
@@ -125,14 +122,16 @@ pub struct Handler {
 }
 
 impl Handler {
-    pub(super) fn new(queue: Arc<WriteQueue>, shared: Arc<Shared>) -> Self {
+    /// `read_buffer` bounds the bytes taken from a stream in one read (see
+    /// [`super::Config::read_buffer`]).
+    pub(super) fn new(queue: Arc<WriteQueue>, shared: Arc<Shared>, read_buffer: usize) -> Self {
         Handler {
             streams: HashMap::new(),
             opening: VecDeque::new(),
             events: VecDeque::new(),
             queue,
             shared,
-            read_buf: vec![0; READ_BUFFER].into_boxed_slice(),
+            read_buf: vec![0; read_buffer.max(1)].into_boxed_slice(),
             keys: Vec::new(),
         }
     }
