@@ -99,8 +99,9 @@ pub enum Event {
     IntervalSynced { peer: PeerId, bin: u8, start: u64, end: u64, live: bool },
     /// A peer wanted `count` chunks from our reserve; they are being delivered.
     ChunksWanted { peer: PeerId, count: usize },
-    /// The peer broke the protocol: its stream was reset and it is being disconnected (except
-    /// for opening more streams than allowed, where only the stream is refused).
+    /// The peer broke the protocol: its stream was reset and the connection that carried it is
+    /// being closed (except for opening more streams than allowed, where only the stream is
+    /// refused).
     Misbehaved { peer: PeerId, error: Misbehaviour },
     /// A verified chunk could not be stored.
     StoreFailed { peer: PeerId, address: Address, error: StoreError },
@@ -150,6 +151,9 @@ pub struct Behaviour<S, I> {
     /// Which connection carries each stream.
     routes: HashMap<StreamKey, (PeerId, ConnectionId)>,
     shared: Arc<Shared>,
+    /// The connection whose handler event is being handled: misbehaviour found while handling
+    /// it closes that connection.
+    input: Option<ConnectionId>,
     actions: VecDeque<ToSwarm<Event, Command>>,
     reserve_changed: bool,
     timer: Option<(Instant, Delay)>,
@@ -176,6 +180,7 @@ impl<S: ChunkStore, I: IntervalStore> Behaviour<S, I> {
             peers: HashMap::new(),
             routes: HashMap::new(),
             shared: Arc::new(Shared::default()),
+            input: None,
             actions: VecDeque::new(),
             reserve_changed: false,
             timer: None,
@@ -305,7 +310,9 @@ impl<S: ChunkStore, I: IntervalStore> Behaviour<S, I> {
                 self.routes.remove(&stream);
             }
         }
+        self.input = Some(conn);
         self.drain(now);
+        self.input = None;
     }
 
     fn stream_failed(&mut self, now: Instant, peer: PeerId, stream: StreamKey) {
@@ -452,10 +459,10 @@ impl<S: ChunkStore, I: IntervalStore> Behaviour<S, I> {
         if self.peers.contains_key(&peer) {
             self.stats.peers_disconnected += 1;
         }
-        self.actions.push_back(ToSwarm::CloseConnection {
-            peer_id: peer,
-            connection: CloseConnection::All,
-        });
+        // Only the connection that carried the offence: a stream cut by a lost connection reads
+        // as truncated, and must not take down the peer's new connection with it.
+        let connection = self.input.map_or(CloseConnection::All, CloseConnection::One);
+        self.actions.push_back(ToSwarm::CloseConnection { peer_id: peer, connection });
         self.actions.push_back(ToSwarm::GenerateEvent(Event::Misbehaved { peer, error }));
     }
 

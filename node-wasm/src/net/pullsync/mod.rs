@@ -20,7 +20,8 @@
 //! - [`Behaviour::store_chunk`] for chunks uploaded to this node, so that they are offered;
 //! - [`Behaviour::set_storage_radius`] when the radius changes;
 //! - handle the [`Event`]s: [`Event::ChunkStored`] (already stored; update views),
-//!   [`Event::Misbehaved`] (the peer is already being disconnected; block it if wanted),
+//!   [`Event::Misbehaved`] (the connection that carried the offence is already being closed;
+//!   block the peer if wanted),
 //!   [`Event::StoreFailed`] and [`Event::IntervalStoreFailed`] (storage trouble);
 //! - sample [`Behaviour::stats`] and [`Behaviour::delivery_rate`] for the UI.
 //!
