@@ -89,11 +89,13 @@ async fn three_nodes_sync_their_neighbourhoods() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_restarted_node_resumes_from_its_intervals_without_fetching_twice() {
     // A rate-limited server makes the sync take about a second, so it can be cut in the middle.
-    let protocol = pullsync::Config::default()
-        .with_max_page(50)
-        .with_rate_limit(Some(RateLimit { chunks_per_second: 600, burst: 50 }));
+    // Both nodes use the same page size: a puller refuses offers larger than its own pages.
+    let pages = pullsync::Config::default().with_max_page(50);
+    let limited =
+        pages.clone().with_rate_limit(Some(RateLimit { chunks_per_second: 600, burst: 50 }));
     let server_overlay = overlay(0x00);
-    let server_config = Config::default().with_protocol(protocol);
+    let server_config = Config::default().with_protocol(limited);
+    let client_config = Config::default().with_protocol(pages);
     let server =
         Running::start(node(Keypair::generate_ed25519(), server_overlay, server_config)).await;
     let total = 600;
@@ -102,7 +104,7 @@ async fn a_restarted_node_resumes_from_its_intervals_without_fetching_twice() {
     let key = Keypair::generate_ed25519();
     let me = overlay(0x01);
     let server_peer = server.peer_id;
-    let puller = Running::start(node(key.clone(), me, Config::default())).await;
+    let puller = Running::start(node(key.clone(), me, client_config.clone())).await;
     puller.with(move |s| s.behaviour_mut().set_peer_overlay(server_peer, server_overlay)).await;
     puller.dial(server.addr.clone()).await;
     eventually(&puller, move |s| s.behaviour().store().len() >= total / 3).await;
@@ -114,7 +116,7 @@ async fn a_restarted_node_resumes_from_its_intervals_without_fetching_twice() {
     let intervals = std::mem::take(stopped.behaviour_mut().intervals_mut());
     drop(stopped);
 
-    let behaviour = Pullsync::new(Config::default(), me, store, intervals);
+    let behaviour = Pullsync::new(client_config, me, store, intervals);
     let restarted = Running::start(swarm(key, behaviour)).await;
     restarted.with(move |s| s.behaviour_mut().set_peer_overlay(server_peer, server_overlay)).await;
     restarted.dial(server.addr.clone()).await;
@@ -127,6 +129,7 @@ async fn a_restarted_node_resumes_from_its_intervals_without_fetching_twice() {
         "every chunk delivered exactly once across the restart"
     );
     assert_eq!(first.chunks_duplicate + second.chunks_duplicate, 0);
+    assert_eq!(second.peers_disconnected + first.peers_disconnected, 0);
     assert!(
         second.puller.chunks_offered < total as u64,
         "resumed from the recorded intervals: {} offered again",
