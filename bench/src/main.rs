@@ -90,4 +90,14 @@ mod tests {
         let bad = Cli::try_parse_from(["syncscope-bench", "bitswap", "--format", "xml"]);
         assert!(bad.is_err());
     }
+
+    #[test]
+    fn pullsync_flags_parse_and_bad_ones_are_refused() {
+        let ok = ["syncscope-bench", "pullsync", "--format", "json", "--ops", "7"];
+        assert!(Cli::try_parse_from(ok).is_ok());
+        for bad in [["--ops", "2"], ["--format", "xml"], ["--throughput-chunks", "5"]] {
+            let args = ["syncscope-bench", "pullsync", bad[0], bad[1]];
+            assert!(Cli::try_parse_from(args).is_err(), "{bad:?}");
+        }
+    }
 }

@@ -9,7 +9,6 @@
 use std::time::Duration;
 
 use bytes::Bytes;
-use clap::ValueEnum;
 use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::json;
@@ -24,6 +23,7 @@ use crate::alloc_counter;
 use crate::delay_proxy::DelayProxy;
 use crate::libp2p_host::Host;
 use crate::pullsync_sim::SimPair;
+use crate::report::{self, Format};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -36,13 +36,6 @@ pub struct Args {
     /// Chunks synced in the sustained-throughput run.
     #[arg(long, default_value_t = 100_000, value_parser = clap::value_parser!(u64).range(1000..=1_000_000))]
     throughput_chunks: u64,
-}
-
-#[derive(Clone, Copy, Debug, ValueEnum)]
-enum Format {
-    Table,
-    Csv,
-    Json,
 }
 
 const SIZES: [usize; 2] = [25, 120];
@@ -156,16 +149,18 @@ pub fn run(args: Args) -> Result<(), String> {
     }
     eprintln!("running sustained throughput, {} chunks", args.throughput_chunks);
     let throughput = runtime.block_on(throughput(args.throughput_chunks))?;
-    match args.format {
-        Format::Table => print_table(&rows, &throughput, args.ops),
-        Format::Csv => print_csv(&rows, &throughput),
-        Format::Json => print_json(&rows, &throughput),
-    }
+    let mut table: Vec<report::Row> = rows.iter().map(row_json).collect();
+    table.push(throughput_json(&throughput));
+    let notes = match args.format {
+        Format::Table => notes(&rows, &throughput, args.ops),
+        _ => Vec::new(),
+    };
+    print!("{}", report::render(args.format, &table, &notes));
     Ok(())
 }
 
 fn describe(c: &Case) -> String {
-    let limit = c.limit.map_or("off".to_string(), |l| format!("{}/s", l.chunks_per_second));
+    let limit = limit_label(c.limit);
     format!(
         "{} n={} latency={}ms {} limiter={limit}",
         c.transport.label(),
@@ -396,70 +391,93 @@ fn human_ms(ms: f64) -> String {
     }
 }
 
-fn print_table(rows: &[Row], throughput: &Throughput, ops: u32) {
-    println!("pull-sync: bee's BenchmarkDeliveryLibP2P (one op = one sync of bin 0, n chunks offered, wanted and delivered into an empty store)");
-    println!("  libp2p-tcp: two real libp2p hosts in this process (TCP + noise + yamux on loopback, V1Lazy stream negotiation);");
-    println!("    added latency comes from a user-space delaying TCP proxy that holds every read for the one-way delay in both");
-    println!("    directions: it keeps the round trips, but not the sender's congestion-window growth across a slow link");
-    println!("  sim: the same op on virtual time in the shared simulator (syncscope_node::sim), server and puller cores on a");
-    println!(
-        "    {} Gbit/s link with the same one-way latency,",
-        SIM_BYTES_PER_SECOND * 8 / 1_000_000_000
-    );
-    println!("    frame bytes only (no yamux/noise/TCP overhead or windows)");
-    println!("  time: median of {ops} ops after one warm-up op (min, max); alloc: bytes allocated per op by the whole process");
-    println!("    (both hosts; the proxy's thread excluded); BMT hashing path: {}", simd_path());
-    println!();
-    println!(
-        "{:<11} {:>4} {:>8} {:<9} {:<8} {:>10} {:>10} {:>10} {:>10}   bee (seed)",
-        "transport", "n", "latency", "mode", "limiter", "median", "min", "max", "alloc/op"
-    );
-    for row in rows {
-        let c = &row.case;
-        let bee = bee(c).map_or(String::new(), |(ms, bytes)| {
-            format!("{}, {}", human_ms(ms), human_bytes(bytes))
-        });
-        println!(
-            "{:<11} {:>4} {:>5} ms {:<9} {:<8} {:>10} {:>10} {:>10} {:>10}   {}",
-            c.transport.label(),
-            c.n,
-            c.latency_ms,
-            mode_label(c.mode),
-            limit_label(c.limit),
-            human_ms(ms(row.median())),
-            human_ms(ms(row.times[0])),
-            human_ms(ms(row.times[row.times.len() - 1])),
-            human_bytes(row.alloc_per_op as f64),
-            bee
-        );
+fn object(value: serde_json::Value) -> report::Row {
+    match value {
+        serde_json::Value::Object(map) => map,
+        _ => report::Row::new(),
     }
-    println!();
-    println!(
-        "sustained throughput: {} chunks of 4 KiB in {:.2} s = {:.0} chunks/s ({:.0} MiB/s), libp2p-tcp on loopback,",
-        throughput.chunks,
-        throughput.elapsed.as_secs_f64(),
-        throughput.chunks_per_s(),
-        throughput.chunks_per_s() * 4096.0 / 1_048_576.0,
-    );
-    println!(
-        "  all bins of a neighbour, streamed, limiter off, every chunk verified and stored; {} allocated per chunk",
-        human_bytes(throughput.alloc as f64 / throughput.chunks as f64)
-    );
+}
+
+fn row_json(row: &Row) -> report::Row {
+    let c = &row.case;
+    let bee = bee(c);
+    object(json!({
+        "transport": c.transport.label(),
+        "n": c.n,
+        "latency_ms": c.latency_ms,
+        "mode": mode_label(c.mode),
+        "rate_limit": c.limit.map(|l| l.chunks_per_second),
+        "time_ms_median": ms(row.median()),
+        "time_ms_min": ms(row.times[0]),
+        "time_ms_max": ms(row.times[row.times.len() - 1]),
+        "alloc_bytes_per_op": row.alloc_per_op,
+        "chunks_per_s": null,
+        "bee_ms_per_op": bee.map(|(ms, _)| ms),
+        "bee_bytes_per_op": bee.map(|(_, bytes)| bytes),
+    }))
+}
+
+fn throughput_json(t: &Throughput) -> report::Row {
+    let total = ms(t.elapsed);
+    object(json!({
+        "transport": Transport::Libp2p.label(),
+        "n": t.chunks,
+        "latency_ms": 0,
+        "mode": "throughput",
+        "rate_limit": null,
+        "time_ms_median": total,
+        "time_ms_min": total,
+        "time_ms_max": total,
+        "alloc_bytes_per_op": t.alloc / t.chunks,
+        "chunks_per_s": t.chunks_per_s(),
+        "bee_ms_per_op": null,
+        "bee_bytes_per_op": null,
+    }))
+}
+
+/// What the table's rows mean, the throughput run's context, and the targets.
+fn notes(rows: &[Row], throughput: &Throughput, ops: u32) -> Vec<String> {
+    let mut out = vec![
+        String::new(),
+        "one op = one sync of bin 0 (bee's BenchmarkDeliveryLibP2P): n chunks offered, wanted and delivered into an empty store".into(),
+        format!("time: median, min and max of {ops} ops after one warm-up op; alloc_bytes_per_op: bytes allocated by the whole process"),
+        "  (both hosts; the proxy's thread excluded), counted by a counting global allocator; rate_limit: chunks/s per peer".into(),
+        "libp2p-tcp: two real libp2p hosts in this process, TCP + noise + yamux on loopback, V1Lazy stream negotiation;".into(),
+        "  latency_ms is added by a user-space delaying TCP proxy that holds every read for the one-way delay in both".into(),
+        "  directions: it keeps the round trips, but not the sender's congestion-window growth across a slow link".into(),
+        format!(
+            "sim: the same op on virtual time in the shared simulator (syncscope_node::sim), the two cores on a {} Gbit/s link",
+            SIM_BYTES_PER_SECOND * 8 / 1_000_000_000
+        ),
+        "  with the same one-way latency; frame bytes only (no yamux/noise/TCP overhead or flow-control windows)".into(),
+        "bee_*: bee's figures from the seed (n=120, Apple M1 Pro, its 250/s limiter on), beside our n=120 libp2p rows".into(),
+        format!(
+            "throughput: {} chunks of 4 KiB, all bins of a neighbour, streamed, limiter off, every chunk verified and stored:",
+            throughput.chunks
+        ),
+        format!(
+            "  {:.0} chunks/s ({:.0} MiB/s); BMT hashing path: {}",
+            throughput.chunks_per_s(),
+            throughput.chunks_per_s() * 4096.0 / 1_048_576.0,
+            simd_path()
+        ),
+    ];
     if let Some(cpu) = throughput.cpu {
-        println!(
+        out.push(format!(
             "  CPU: {:.2} s for both hosts = {:.1} us per chunk ({:.0} chunks per CPU-second); {} cores, load average {}",
             cpu.as_secs_f64(),
             cpu.as_secs_f64() * 1e6 / throughput.chunks as f64,
             throughput.chunks as f64 / cpu.as_secs_f64().max(1e-9),
             std::thread::available_parallelism().map_or(0, usize::from),
             load_average().unwrap_or_else(|| "unknown".into())
-        );
+        ));
     }
-    println!();
-    println!("targets");
+    out.push(String::new());
+    out.push("targets".into());
     for (pass, text) in targets(rows, throughput) {
-        println!("  [{}] {text}", if pass { "PASS" } else { "FAIL" });
+        out.push(format!("  [{}] {text}", if pass { "PASS" } else { "FAIL" }));
     }
+    out
 }
 
 fn find(rows: &[Row], latency_ms: u64, mode: DeliveryMode, limit: bool) -> Option<&Row> {
@@ -547,64 +565,4 @@ fn targets(rows: &[Row], throughput: &Throughput) -> Vec<(bool, String)> {
         format!("sustained throughput {rate:.0} chunks/s >= {TARGET_CHUNKS_PER_S:.0}"),
     ));
     out
-}
-
-fn print_csv(rows: &[Row], throughput: &Throughput) {
-    println!("transport,n,latency_ms,mode,rate_limit,time_ms_median,time_ms_min,time_ms_max,alloc_bytes_per_op,chunks_per_s");
-    for row in rows {
-        let c = &row.case;
-        println!(
-            "{},{},{},{},{},{:.3},{:.3},{:.3},{},",
-            c.transport.label(),
-            c.n,
-            c.latency_ms,
-            mode_label(c.mode),
-            c.limit.map_or("off".to_string(), |l| l.chunks_per_second.to_string()),
-            ms(row.median()),
-            ms(row.times[0]),
-            ms(row.times[row.times.len() - 1]),
-            row.alloc_per_op
-        );
-    }
-    let t = ms(throughput.elapsed);
-    println!(
-        "libp2p-tcp,{},0,throughput,off,{t:.3},{t:.3},{t:.3},{},{:.0}",
-        throughput.chunks,
-        throughput.alloc / throughput.chunks,
-        throughput.chunks_per_s()
-    );
-}
-
-fn print_json(rows: &[Row], throughput: &Throughput) {
-    let mut out: Vec<serde_json::Value> = rows
-        .iter()
-        .map(|row| {
-            let c = &row.case;
-            json!({
-                "transport": c.transport.label(),
-                "n": c.n,
-                "latency_ms": c.latency_ms,
-                "mode": mode_label(c.mode),
-                "rate_limit": c.limit.map(|l| l.chunks_per_second),
-                "time_ms_median": ms(row.median()),
-                "time_ms_min": ms(row.times[0]),
-                "time_ms_max": ms(row.times[row.times.len() - 1]),
-                "alloc_bytes_per_op": row.alloc_per_op,
-            })
-        })
-        .collect();
-    let t = ms(throughput.elapsed);
-    out.push(json!({
-        "transport": Transport::Libp2p.label(),
-        "n": throughput.chunks,
-        "latency_ms": 0,
-        "mode": "throughput",
-        "rate_limit": null,
-        "time_ms_median": t,
-        "time_ms_min": t,
-        "time_ms_max": t,
-        "alloc_bytes_per_op": throughput.alloc / throughput.chunks,
-        "chunks_per_s": throughput.chunks_per_s(),
-    }));
-    println!("{}", serde_json::Value::Array(out));
 }
