@@ -5,9 +5,17 @@ use std::process::ExitCode;
 use clap::error::ErrorKind;
 use clap::{Parser, Subcommand};
 
+mod alloc_counter;
 mod bitswap;
+mod delay_proxy;
+mod libp2p_host;
+mod pullsync;
+mod pullsync_sim;
 mod relay;
 mod report;
+
+#[global_allocator]
+static ALLOCATOR: alloc_counter::Counting = alloc_counter::Counting;
 
 #[derive(Parser)]
 #[command(name = "syncscope-bench", about = "Deterministic syncscope benchmarks")]
@@ -23,6 +31,9 @@ enum Command {
     /// The relay under load: memory per connection, throughput through one circuit, relayed dial
     /// time (real processes on loopback).
     Relay(relay::Args),
+    /// Pull-sync over real libp2p and in simulation: bee's BenchmarkDeliveryLibP2P matrix and
+    /// sustained throughput.
+    Pullsync(pullsync::Args),
 }
 
 fn main() -> ExitCode {
@@ -40,6 +51,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Bitswap(args) => bitswap::run(args),
         Command::Relay(args) => relay::run(args).map_err(|e| format!("{e:#}")),
+        Command::Pullsync(args) => pullsync::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -77,5 +89,15 @@ mod tests {
         assert!(cli.is_ok());
         let bad = Cli::try_parse_from(["syncscope-bench", "bitswap", "--format", "xml"]);
         assert!(bad.is_err());
+    }
+
+    #[test]
+    fn pullsync_flags_parse_and_bad_ones_are_refused() {
+        let ok = ["syncscope-bench", "pullsync", "--format", "json", "--ops", "7"];
+        assert!(Cli::try_parse_from(ok).is_ok());
+        for bad in [["--ops", "2"], ["--format", "xml"], ["--throughput-chunks", "5"]] {
+            let args = ["syncscope-bench", "pullsync", bad[0], bad[1]];
+            assert!(Cli::try_parse_from(args).is_err(), "{bad:?}");
+        }
     }
 }

@@ -4,6 +4,7 @@
 mod behaviour;
 mod membership;
 mod node;
+pub mod pullsync;
 mod rooms;
 mod transport;
 

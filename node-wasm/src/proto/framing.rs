@@ -1,8 +1,9 @@
 //! Length-prefixed framing shared by every protocol: an unsigned varint holding the length, then
 //! that many bytes of protobuf.
 //!
-//! The decoder is sans-IO: feed it bytes as they arrive with [`FrameDecoder::extend`] and take whole
-//! frames out with [`FrameDecoder::next_frame`]. A length above the cap is refused before any of
+//! The decoder is sans-IO: feed it bytes as they arrive with [`FrameDecoder::extend`] (or, without
+//! copying, [`FrameDecoder::extend_bytes`]) and take whole frames out with
+//! [`FrameDecoder::next_frame`]. A length above the cap is refused before any of
 //! the body is buffered, so a peer cannot make us allocate more than `max_len` bytes per stream.
 
 use bytes::{Buf, Bytes, BytesMut};
@@ -30,12 +31,16 @@ pub enum FrameError {
 #[derive(Debug)]
 pub struct FrameDecoder {
     max_len: usize,
+    /// Bytes of frames that arrived in pieces.
     buf: BytesMut,
+    /// A read handed over whole: frames are sliced out of it without copying. Only ever
+    /// non-empty while `buf` is empty, so the order of bytes is `whole` then `buf`.
+    whole: Bytes,
 }
 
 impl FrameDecoder {
     pub fn new(max_len: usize) -> Self {
-        Self { max_len, buf: BytesMut::new() }
+        Self { max_len, buf: BytesMut::new(), whole: Bytes::new() }
     }
 
     pub fn max_len(&self) -> usize {
@@ -44,16 +49,39 @@ impl FrameDecoder {
 
     /// Appends bytes read from the stream.
     pub fn extend(&mut self, data: &[u8]) {
+        self.spill();
         self.buf.extend_from_slice(data);
+    }
+
+    /// Appends bytes read from the stream, keeping them: frames wholly inside `data` are handed
+    /// out as slices of it, so a large read costs no copy.
+    pub fn extend_bytes(&mut self, data: Bytes) {
+        if self.buf.is_empty() && self.whole.is_empty() {
+            self.whole = data;
+        } else {
+            self.extend(&data);
+        }
     }
 
     /// Number of bytes held that do not yet form a whole frame.
     pub fn buffered(&self) -> usize {
-        self.buf.len()
+        self.buf.len() + self.whole.len()
     }
 
     /// Returns the next whole frame, `Ok(None)` if more bytes are needed.
     pub fn next_frame(&mut self) -> Result<Option<Bytes>, FrameError> {
+        if !self.whole.is_empty() {
+            if let Some((len, prefix)) = decode_length(&self.whole)? {
+                if len > self.max_len {
+                    return Err(FrameError::TooLarge { len, max: self.max_len });
+                }
+                if self.whole.len() >= prefix + len {
+                    self.whole.advance(prefix);
+                    return Ok(Some(self.whole.split_to(len)));
+                }
+            }
+            self.spill();
+        }
         let Some((len, prefix)) = decode_length(&self.buf)? else {
             return Ok(None);
         };
@@ -70,9 +98,18 @@ impl FrameDecoder {
 
     /// Call at end of stream: fails if a partial frame is left over.
     pub fn finish(&self) -> Result<(), FrameError> {
-        match self.buf.len() {
+        match self.buffered() {
             0 => Ok(()),
             buffered => Err(FrameError::Truncated { buffered }),
+        }
+    }
+
+    /// Moves what is left of a whole read (the start of a frame cut by the read's end) into the
+    /// buffer, where the rest of that frame will join it.
+    fn spill(&mut self) {
+        if !self.whole.is_empty() {
+            self.buf.extend_from_slice(&self.whole);
+            self.whole.clear();
         }
     }
 }
@@ -197,6 +234,36 @@ mod tests {
         let mut dec = FrameDecoder::new(100);
         dec.extend(&[0xff; 11]);
         assert_eq!(dec.next_frame(), Err(FrameError::BadLength));
+    }
+
+    #[test]
+    fn whole_reads_are_sliced_without_copying_and_cut_frames_still_join() {
+        let mut bytes = encode_frame(&probe(100), 1024).unwrap();
+        bytes.extend(encode_frame(&probe(200), 1024).unwrap());
+        bytes.extend(encode_frame(&probe(300), 1024).unwrap());
+        let cut = bytes.len() - 150;
+        let first = Bytes::from(bytes[..cut].to_vec());
+        let mut dec = FrameDecoder::new(1024);
+        dec.extend_bytes(first.clone());
+        let frame = dec.next_frame().unwrap().unwrap();
+        let inside = first.as_ptr() as usize..first.as_ptr() as usize + first.len();
+        assert!(inside.contains(&(frame.as_ptr() as usize)), "sliced, not copied");
+        assert_eq!(decode_body::<Probe>(&frame).unwrap(), probe(100));
+        assert_eq!(decode_body::<Probe>(&dec.next_frame().unwrap().unwrap()).unwrap(), probe(200));
+        assert_eq!(dec.next_frame(), Ok(None));
+        assert!(dec.finish().is_err());
+        dec.extend_bytes(Bytes::from(bytes[cut..].to_vec()));
+        assert_eq!(decode_body::<Probe>(&dec.next_frame().unwrap().unwrap()).unwrap(), probe(300));
+        assert_eq!(dec.buffered(), 0);
+        dec.finish().unwrap();
+    }
+
+    #[test]
+    fn oversized_prefix_in_a_whole_read_is_refused() {
+        let mut dec = FrameDecoder::new(100);
+        let mut prefix = unsigned_varint::encode::usize_buffer();
+        dec.extend_bytes(Bytes::copy_from_slice(unsigned_varint::encode::usize(101, &mut prefix)));
+        assert_eq!(dec.next_frame(), Err(FrameError::TooLarge { len: 101, max: 100 }));
     }
 
     #[test]

@@ -1,8 +1,11 @@
-//! Where a node keeps its data: IndexedDB in the browser.
+//! Where a node keeps its data: chunks for pull-sync ([`ChunkStore`], in memory for now) and byte
+//! values in the browser's IndexedDB.
 
+mod chunks;
 #[cfg(target_arch = "wasm32")]
 mod indexed_db;
 
+pub use chunks::ChunkStore;
 #[cfg(target_arch = "wasm32")]
 pub use indexed_db::IndexedDbStore;
 

@@ -239,8 +239,20 @@ impl<P: Copy + Eq + Hash + Debug, S: IntervalStore> Puller<P, S> {
         data: &[u8],
         have: &impl ChunkPresence,
     ) {
+        self.handle_bytes(now, stream, Bytes::copy_from_slice(data), have);
+    }
+
+    /// As [`Puller::handle_data`], keeping `data`: delivered chunks share its buffer instead of a
+    /// copy.
+    pub fn handle_bytes(
+        &mut self,
+        now: Instant,
+        stream: StreamId,
+        data: Bytes,
+        have: &impl ChunkPresence,
+    ) {
         let Some(out) = self.streams.get_mut(&stream) else { return };
-        out.decoder.extend(data);
+        out.decoder.extend_bytes(data);
         loop {
             let Some(out) = self.streams.get_mut(&stream) else { return };
             match out.decoder.next_frame() {

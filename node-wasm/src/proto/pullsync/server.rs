@@ -8,7 +8,7 @@ use super::rate_limit::RateLimiter;
 use super::reserve::{BinEntry, ReserveIndex};
 use super::stream::{Protocol, StreamAction, StreamId, Transmit};
 use super::want::{decode_want, WantError};
-use crate::proto::framing::{encode_frame_into, FrameDecoder, FrameError};
+use crate::proto::framing::{encode_frame_into, framed_len, FrameDecoder, FrameError};
 use crate::proto::swarm::{Chunk, ChunkRef, MAX_BINS};
 use bytes::{Bytes, BytesMut};
 use std::collections::{HashMap, VecDeque};
@@ -139,6 +139,12 @@ impl<P: Copy + Eq + Hash + Debug> Server<P> {
         self.stats
     }
 
+    /// Whether the server still has `stream` open: once it does not, it will send nothing more on
+    /// it, so a glue that saw the peer finish writing may close its side.
+    pub fn has_stream(&self, peer: P, stream: StreamId) -> bool {
+        self.streams.contains_key(&(peer, stream))
+    }
+
     /// A peer opened `stream` on `protocol`.
     pub fn handle_stream_opened(&mut self, peer: P, stream: StreamId, protocol: Protocol) {
         let count = self.stream_counts.entry(peer).or_default();
@@ -170,9 +176,21 @@ impl<P: Copy + Eq + Hash + Debug> Server<P> {
         data: &[u8],
         reserve: &impl ReserveIndex,
     ) {
+        self.handle_bytes(now, peer, stream, Bytes::copy_from_slice(data), reserve);
+    }
+
+    /// As [`Server::handle_data`], keeping `data` instead of copying it.
+    pub fn handle_bytes(
+        &mut self,
+        now: Instant,
+        peer: P,
+        stream: StreamId,
+        data: Bytes,
+        reserve: &impl ReserveIndex,
+    ) {
         let key = (peer, stream);
         let Some(inbound) = self.streams.get_mut(&key) else { return };
-        inbound.decoder.extend(data);
+        inbound.decoder.extend_bytes(data);
         loop {
             let Some(inbound) = self.streams.get_mut(&key) else { return };
             match inbound.decoder.next_frame() {
@@ -517,7 +535,15 @@ impl<P: Copy + Eq + Hash + Debug> Server<P> {
     }
 }
 
+/// Frames are encoded into blocks at least this large and split off, so that a page's small
+/// deliveries share a few allocations instead of one each.
+const ENCODE_BLOCK: usize = 64 * 1024;
+
 fn encode<M: prost::Message>(out: &mut BytesMut, msg: &M) -> Result<Bytes, FrameError> {
+    let needed = framed_len(msg);
+    if out.capacity() < needed {
+        out.reserve(needed.max(ENCODE_BLOCK));
+    }
     encode_frame_into(msg, MAX_MESSAGE_SIZE, out)?;
     Ok(out.split().freeze())
 }

@@ -2,50 +2,38 @@
 //! segments of 32 bytes, segments are hashed pairwise with keccak256 up to one root, and the chunk
 //! address is keccak256(span || root).
 //!
-//! This is the hot path of chunk verification, so it hashes in place on the stack: no
-//! allocation, one keccak permutation per tree node (127 for a full chunk, plus one for the
-//! address). Subtrees made only of padding are not rehashed level by level; their hash is carried
-//! up as one value per level.
+//! This is the hot path of chunk verification, so it hashes on the stack without allocating, a
+//! whole tree level at a time through [`keccak256_pairs`] (SIMD where the CPU has it): 127
+//! permutations for a full chunk's tree plus one for the address. Subtrees made only of padding
+//! are not rehashed level by level; their hash is carried up as one value per level.
 
 use super::address::Address;
 use super::chunk::CHUNK_SIZE;
-use sha3::{Digest, Keccak256};
+use super::keccak::{keccak256, keccak256_pairs};
 
 const SEGMENT: usize = 32;
 /// Leaves of the tree: two segments each.
 const LEAVES: usize = CHUNK_SIZE / (2 * SEGMENT);
 
-/// keccak256 (the pre-standard padding Ethereum and Swarm use) of the concatenated parts.
-pub fn keccak256(parts: &[&[u8]]) -> [u8; 32] {
-    let mut hasher = Keccak256::new();
-    parts.iter().for_each(|p| hasher.update(p));
-    hasher.finalize().into()
-}
-
 /// BMT root of `payload`. Bytes past [`CHUNK_SIZE`] are ignored: callers check the length.
 pub fn bmt_root(payload: &[u8]) -> [u8; 32] {
     let payload = &payload[..payload.len().min(CHUNK_SIZE)];
-    let mut nodes = [[0u8; 32]; LEAVES];
+    let mut pairs = [[0u8; 2 * SEGMENT]; LEAVES];
+    pairs.as_flattened_mut()[..payload.len()].copy_from_slice(payload);
     let mut filled = payload.len().div_ceil(2 * SEGMENT).max(1);
-    for (node, block) in nodes.iter_mut().zip(payload.chunks(2 * SEGMENT)) {
-        *node = hash_block(block);
-    }
-    if payload.is_empty() {
-        nodes[0] = hash_block(&[]);
-    }
+    let mut nodes = [[0u8; SEGMENT]; LEAVES];
+    keccak256_pairs(&pairs[..filled], &mut nodes[..filled]);
     // Hash of an all-padding subtree at the current level; only needed for short payloads.
-    let mut padding = (filled < LEAVES).then(|| hash_block(&[]));
+    let mut padding = (filled < LEAVES).then(|| keccak256(&[&[0; 2 * SEGMENT]]));
     let mut width = LEAVES;
     while width > 1 {
         let next = filled.div_ceil(2);
-        for i in 0..next {
-            let left = nodes[2 * i];
-            let right = match (2 * i + 1 < filled, padding) {
-                (true, _) | (false, None) => nodes[2 * i + 1],
-                (false, Some(pad)) => pad,
-            };
-            nodes[i] = keccak256(&[&left, &right]);
+        if let Some(pad) = padding.filter(|_| filled % 2 == 1) {
+            nodes[filled] = pad;
         }
+        pairs.as_flattened_mut()[..next * 2 * SEGMENT]
+            .copy_from_slice(nodes[..2 * next].as_flattened());
+        keccak256_pairs(&pairs[..next], &mut nodes[..next]);
         padding = padding.map(|pad| keccak256(&[&pad, &pad]));
         filled = next;
         width /= 2;
@@ -56,16 +44,6 @@ pub fn bmt_root(payload: &[u8]) -> [u8; 32] {
 /// Address of a content-addressed chunk with this span and payload.
 pub fn chunk_address(span: u64, payload: &[u8]) -> Address {
     Address(keccak256(&[&span.to_le_bytes(), &bmt_root(payload)]))
-}
-
-/// Hash of one leaf: up to 64 bytes, zero-padded to 64.
-fn hash_block(block: &[u8]) -> [u8; 32] {
-    if block.len() == 2 * SEGMENT {
-        return keccak256(&[block]);
-    }
-    let mut padded = [0u8; 2 * SEGMENT];
-    padded[..block.len()].copy_from_slice(block);
-    keccak256(&[&padded])
 }
 
 #[cfg(test)]

@@ -2,16 +2,20 @@
 //! batch or the signature. Only their layout is used (bee `pkg/postage/stamp.go`):
 //! batch ID (32) | index (8) | timestamp (8) | signature (65).
 
-use super::bmt::keccak256;
+use super::keccak::keccak256;
 use bytes::Bytes;
 use thiserror::Error;
 
 pub const STAMP_SIZE: usize = 113;
 const BATCH_ID_SIZE: usize = 32;
 
-/// A serialised postage stamp.
+/// A serialised postage stamp, with its hash computed once: offers name chunks by it, so stores
+/// and both cores compare it for every chunk.
 #[derive(Clone, PartialEq, Eq, Hash, Debug)]
-pub struct Stamp(Bytes);
+pub struct Stamp {
+    bytes: Bytes,
+    hash: [u8; 32],
+}
 
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -23,24 +27,24 @@ pub enum StampError {
 impl Stamp {
     pub fn new(bytes: Bytes) -> Result<Self, StampError> {
         match bytes.len() {
-            STAMP_SIZE => Ok(Stamp(bytes)),
+            STAMP_SIZE => Ok(Stamp { hash: keccak256(&[&bytes]), bytes }),
             len => Err(StampError::Length(len)),
         }
     }
 
     pub fn as_bytes(&self) -> &Bytes {
-        &self.0
+        &self.bytes
     }
 
     pub fn batch_id(&self) -> [u8; 32] {
         let mut id = [0; BATCH_ID_SIZE];
-        id.copy_from_slice(&self.0[..BATCH_ID_SIZE]);
+        id.copy_from_slice(&self.bytes[..BATCH_ID_SIZE]);
         id
     }
 
     /// keccak256 of the serialised stamp: what offers carry as `StampHash`.
     pub fn hash(&self) -> [u8; 32] {
-        keccak256(&[&self.0])
+        self.hash
     }
 }
 
