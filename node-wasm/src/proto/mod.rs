@@ -6,6 +6,6 @@
 
 pub mod bitswap;
 pub mod framing;
-pub mod rooms;
 pub mod pullsync;
+pub mod rooms;
 pub mod swarm;

@@ -1,8 +1,11 @@
-//! Where a node keeps its data: IndexedDB in the browser.
+//! Where a node keeps its data: verified Bitswap blocks ([`BlockStore`], in memory for now) and
+//! byte values in the browser's IndexedDB.
 
+mod blocks;
 #[cfg(target_arch = "wasm32")]
 mod indexed_db;
 
+pub use blocks::{BlockStore, MemoryBlockStore};
 #[cfg(target_arch = "wasm32")]
 pub use indexed_db::IndexedDbStore;
 
