@@ -2,6 +2,7 @@
 //! drives the swarm.
 
 mod behaviour;
+pub mod bitswap;
 pub mod framed;
 mod node;
 mod transport;
