@@ -1,0 +1,105 @@
+//! Bitswap over real libp2p swarms: one fetcher and three seeds on loopback TCP, in both client
+//! modes, every block checked against the original bytes and its CID.
+
+#![cfg(not(target_arch = "wasm32"))]
+
+mod bitswap_support;
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use bitswap_support::{bitswap, blocks, connect, fetched, seed, Running};
+use bytes::Bytes;
+use cid::Cid;
+use syncscope_node::net::bitswap::Config;
+use syncscope_node::proto::bitswap::{raw_cid, ProtocolVersion};
+
+const BLOCKS: usize = 100;
+
+/// Seed `s` of three holds every block `i` with `i % 3 != s`: each block is on two seeds, so
+/// the fetcher meets HAVE, DONT_HAVE and blocks from everyone.
+fn share(all: &[(Cid, Bytes)], s: usize) -> Vec<(Cid, Bytes)> {
+    all.iter().enumerate().filter(|(i, _)| i % 3 != s).map(|(_, b)| b.clone()).collect()
+}
+
+async fn fetch_from_three_seeds(config: Config, expected: ProtocolVersion) {
+    let all = blocks(BLOCKS, 7);
+    let mut seeds = Vec::new();
+    for s in 0..3 {
+        seeds.push(seed(Config::default(), &share(&all, s)).await);
+    }
+    let mut fetcher = bitswap(config).await;
+    let peers: Vec<_> = seeds.iter().map(|s| (s.peer_id, s.addr.clone())).collect();
+    let versions = connect(&mut fetcher, &peers).await;
+    assert_eq!(versions, vec![expected; 3], "highest common version negotiated");
+
+    let started = Instant::now();
+    let cids: Vec<Cid> = all.iter().map(|(c, _)| *c).collect();
+    let fetch = fetcher.with(move |s| s.behaviour_mut().fetch(cids)).await;
+    let got = fetched(&mut fetcher, fetch).await;
+    let elapsed = started.elapsed();
+
+    let want: HashMap<Cid, Bytes> = all.iter().cloned().collect();
+    assert_eq!(got.len(), BLOCKS, "every block once");
+    for (cid, data) in &got {
+        assert_eq!(raw_cid(data), *cid, "data hashes to its CID");
+        assert_eq!(Some(data), want.get(cid), "the seeded bytes");
+    }
+    let store_ok = fetcher
+        .with(move |s| all.iter().all(|(c, d)| s.behaviour().store().block(c).as_ref() == Some(d)))
+        .await;
+    assert!(store_ok, "every block is in the fetcher's store");
+
+    let stats = fetcher.with(|s| s.behaviour().stats()).await;
+    let c = stats.counters;
+    assert_eq!(c.blocks_received - c.duplicate_blocks, BLOCKS as u64);
+    assert_eq!((c.invalid_blocks, c.unsolicited_blocks), (0, 0));
+    assert_eq!((stats.peers, stats.wanted_blocks, stats.peers_disconnected), (3, 0, 0));
+    let mut served = 0;
+    for s in &seeds {
+        served += s.with(|s| s.behaviour().stats().counters.blocks_sent).await;
+    }
+    assert_eq!(served, c.blocks_received, "every block received was sent by a seed");
+    eprintln!(
+        "{expected}: {BLOCKS} blocks in {elapsed:?}, {} duplicates, {} msgs / {} bytes received",
+        c.duplicate_blocks, c.msgs_received, c.bytes_received
+    );
+}
+
+#[tokio::test]
+async fn sessions_fetch_100_blocks_from_three_seeds() {
+    fetch_from_three_seeds(Config::default(), ProtocolVersion::V1_2_0).await;
+}
+
+#[tokio::test]
+async fn legacy_fetch_100_blocks_from_three_seeds() {
+    fetch_from_three_seeds(Config::legacy(), ProtocolVersion::V1_1_0).await;
+}
+
+#[tokio::test]
+async fn held_blocks_come_from_the_store_and_fetches_can_grow() {
+    let all = blocks(20, 9);
+    let seed_node = seed(Config::default(), &all).await;
+    let mut fetcher = seed(Config::default(), &all[..5]).await;
+    connect(&mut fetcher, &[(seed_node.peer_id, seed_node.addr.clone())]).await;
+    let first: Vec<Cid> = all[..10].iter().map(|(c, _)| *c).collect();
+    let fetch = fetcher.with(move |s| s.behaviour_mut().fetch(first)).await;
+    assert_eq!(fetched(&mut fetcher, fetch).await.len(), 10);
+    let rest: Vec<Cid> = all[10..].iter().map(|(c, _)| *c).collect();
+    fetcher.with(move |s| s.behaviour_mut().fetch_more(fetch, rest)).await.expect("open fetch");
+    assert_eq!(fetched(&mut fetcher, fetch).await.len(), 10);
+    let stats = fetcher.with(|s| s.behaviour().stats()).await;
+    assert_eq!(stats.counters.blocks_received, 15, "the five held blocks were not fetched");
+    fetcher.with(move |s| s.behaviour_mut().close(fetch)).await;
+    assert_eq!(fetcher.with(|s| s.behaviour().stats().open_fetches).await, 0);
+}
+
+#[tokio::test]
+async fn a_block_that_does_not_match_its_cid_is_refused_by_add_block() {
+    let node: Running<_> = bitswap(Config::default()).await;
+    let cid = raw_cid(b"right");
+    let refused =
+        node.with(move |s| s.behaviour_mut().add_block(cid, Bytes::from_static(b"wrong"))).await;
+    assert!(refused.is_err());
+    assert!(!node.with(move |s| s.behaviour().has_block(&cid)).await);
+}
