@@ -116,6 +116,15 @@ where
         self.with(move |s| s.is_connected(&peer)).await
     }
 
+    /// Waits until the connection to `peer` is up (`true`) or down (`false`), up to [`PATIENCE`].
+    pub async fn wait_connected(&self, peer: PeerId, connected: bool) {
+        let deadline = tokio::time::Instant::now() + PATIENCE;
+        while self.is_connected(peer).await != connected {
+            assert!(tokio::time::Instant::now() < deadline, "connection to {peer} not {connected}");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+
     /// Waits for the first event `pick` takes something from, up to [`PATIENCE`]. Events passed
     /// over are kept for later waits.
     pub async fn wait_event<T>(&mut self, mut pick: impl FnMut(&B::ToSwarm) -> Option<T>) -> T {

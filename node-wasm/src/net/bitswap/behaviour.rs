@@ -366,7 +366,10 @@ impl<S: BlockStore> Behaviour<S> {
             if !f.pending.insert(cid) {
                 continue;
             }
-            if self.node.server().has_block(&cid) {
+            if let Some(storing) = self.storing.get_mut(&cid) {
+                // Received or added a moment ago: it is reported once stored.
+                storing.fetches.push(fetch);
+            } else if self.node.server().has_block(&cid) {
                 let store = self.store.clone();
                 self.stats.store_reads_in_flight += 1;
                 self.tasks.push(Box::pin(async move {
@@ -765,5 +768,32 @@ impl<S: BlockStore> NetworkBehaviour for Behaviour<S> {
                 return Poll::Pending;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::proto::bitswap::raw_cid;
+
+    #[test]
+    fn recent_forgets_the_oldest_beyond_its_capacity() {
+        let mut recent = Recent::new(2);
+        let [a, b, c] = [raw_cid(b"a"), raw_cid(b"b"), raw_cid(b"c")];
+        recent.insert(a);
+        recent.insert(b);
+        recent.insert(a);
+        recent.insert(c);
+        assert!(!recent.contains(&a));
+        assert!(recent.contains(&b) && recent.contains(&c));
+    }
+
+    #[test]
+    fn versions_are_offered_newest_first_once_each() {
+        use ProtocolVersion::*;
+        let config = Config::default().with_versions(vec![V1_0_0, V1_2_0, V1_0_0, Legacy]);
+        assert_eq!(config.versions, [V1_2_0, V1_0_0, Legacy]);
+        assert_eq!(Config::legacy().versions, [V1_1_0]);
+        assert_eq!(Config::default().versions, ProtocolVersion::ALL);
     }
 }

@@ -259,9 +259,7 @@ impl Handler {
 
     fn outbound_refused(&mut self, error: StreamUpgradeError<std::convert::Infallible>) {
         match error {
-            StreamUpgradeError::NegotiationFailed | StreamUpgradeError::Apply(_)
-                if self.version.is_none() =>
-            {
+            StreamUpgradeError::NegotiationFailed if self.version.is_none() => {
                 self.give_up(HandlerEvent::Unsupported)
             }
             error => {
