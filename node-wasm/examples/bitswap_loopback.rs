@@ -1,0 +1,212 @@
+//! Bitswap over real libp2p swarms on loopback TCP (noise, yamux): one fetcher and N seeds that
+//! each hold every block, the sessions client against the legacy one, each variant run several
+//! times in one go. Prints one table: median wall time, throughput, duplicates, messages, and
+//! percentiles of block arrival after the fetch started; the last column is the row's median time
+//! over the sessions row with the same seeds. Every block is checked against its CID.
+//!
+//! Wall-clock figures on a shared machine: for the protocol's behaviour in controlled networks,
+//! use the deterministic simulator (`cargo xtask bench bitswap`).
+//!
+//! `cargo run --release -p syncscope-node --example bitswap_loopback -- [--blocks N]
+//! [--size BYTES] [--runs R]`
+
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use cid::Cid;
+use futures::StreamExt;
+use libp2p::swarm::SwarmEvent;
+use libp2p::{identity::Keypair, noise, tcp, yamux, Multiaddr, Swarm, SwarmBuilder};
+use rand::{RngCore, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use syncscope_node::net::bitswap::{Behaviour, Config, Event};
+use syncscope_node::proto::bitswap::raw_cid;
+use syncscope_node::store::MemoryBlockStore;
+
+type Node = Swarm<Behaviour<MemoryBlockStore>>;
+
+struct Args {
+    blocks: usize,
+    size: usize,
+    runs: usize,
+}
+
+fn args() -> Result<Args, String> {
+    let mut args = Args { blocks: 400, size: 256 * 1024, runs: 3 };
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        let value = it.next().ok_or(format!("{flag} needs a value"))?;
+        let n: usize = value.parse().map_err(|_| format!("{flag}: not a number: {value}"))?;
+        match flag.as_str() {
+            "--blocks" => args.blocks = n,
+            "--size" => args.size = n,
+            "--runs" => args.runs = n.max(1),
+            _ => return Err(format!("unknown flag {flag}")),
+        }
+    }
+    Ok(args)
+}
+
+fn node(config: Config) -> Node {
+    SwarmBuilder::with_existing_identity(Keypair::generate_ed25519())
+        .with_tokio()
+        .with_tcp(tcp::Config::default().nodelay(true), noise::Config::new, yamux::Config::default)
+        .expect("tcp transport")
+        .with_behaviour(|_| Behaviour::new(config, MemoryBlockStore::new()))
+        .expect("behaviour")
+        .with_swarm_config(|c| c.with_idle_connection_timeout(Duration::from_secs(60)))
+        .build()
+}
+
+async fn listen(node: &mut Node) -> Multiaddr {
+    node.listen_on("/ip4/127.0.0.1/tcp/0".parse().expect("address")).expect("listen");
+    loop {
+        if let SwarmEvent::NewListenAddr { address, .. } = node.select_next_some().await {
+            return address;
+        }
+    }
+}
+
+/// A seed holding `blocks`, driven by its own task once they are stored.
+async fn seed(blocks: &[(Cid, Bytes)]) -> (Multiaddr, tokio::task::JoinHandle<()>) {
+    let mut node = node(Config::default());
+    let addr = listen(&mut node).await;
+    for (cid, data) in blocks {
+        node.behaviour_mut().add_block(*cid, data.clone()).expect("valid block");
+    }
+    let mut added = 0;
+    while added < blocks.len() {
+        if let SwarmEvent::Behaviour(Event::BlockAdded { .. }) = node.select_next_some().await {
+            added += 1;
+        }
+    }
+    (addr, tokio::spawn(async move { node.for_each(|_| async {}).await }))
+}
+
+struct Outcome {
+    time: Duration,
+    arrivals: Vec<Duration>,
+    duplicates: u64,
+    msgs_received: u64,
+    bytes_received: u64,
+}
+
+async fn run(config: Config, seeds: usize, blocks: &[(Cid, Bytes)]) -> Outcome {
+    let mut tasks = Vec::new();
+    let mut fetcher = node(config);
+    for _ in 0..seeds {
+        let (addr, task) = seed(blocks).await;
+        tasks.push(task);
+        fetcher.dial(addr).expect("dial");
+    }
+    let mut connected = 0;
+    while connected < seeds {
+        if let SwarmEvent::Behaviour(Event::PeerConnected { .. }) = fetcher.select_next_some().await
+        {
+            connected += 1;
+        }
+    }
+    let started = Instant::now();
+    let fetch = fetcher.behaviour_mut().fetch(blocks.iter().map(|(c, _)| *c));
+    let mut arrivals = Vec::with_capacity(blocks.len());
+    loop {
+        match fetcher.select_next_some().await {
+            SwarmEvent::Behaviour(Event::Block { cid, data, .. }) => {
+                assert_eq!(raw_cid(&data), cid, "a verified block");
+                arrivals.push(started.elapsed());
+            }
+            SwarmEvent::Behaviour(Event::FetchDone { fetch: f }) if f == fetch => break,
+            _ => {}
+        }
+    }
+    let time = started.elapsed();
+    assert_eq!(arrivals.len(), blocks.len(), "every block once");
+    for task in tasks {
+        task.abort();
+    }
+    let c = fetcher.behaviour().stats().counters;
+    Outcome {
+        time,
+        arrivals,
+        duplicates: c.duplicate_blocks,
+        msgs_received: c.msgs_received,
+        bytes_received: c.bytes_received,
+    }
+}
+
+fn percentile(sorted: &[Duration], q: f64) -> Duration {
+    let i = ((sorted.len() as f64 - 1.0) * q).round() as usize;
+    sorted.get(i).copied().unwrap_or_default()
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+#[tokio::main]
+async fn main() {
+    let args = match args() {
+        Ok(args) => args,
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(2);
+        }
+    };
+    let mut rng = ChaCha8Rng::seed_from_u64(1);
+    let blocks: Vec<(Cid, Bytes)> = (0..args.blocks)
+        .map(|_| {
+            let mut data = vec![0; args.size];
+            rng.fill_bytes(&mut data);
+            (raw_cid(&data), Bytes::from(data))
+        })
+        .collect();
+    let total_mb = (args.blocks * args.size) as f64 / 1e6;
+    println!(
+        "{} blocks x {} B ({total_mb:.1} MB), median of {} runs, every seed holds every block",
+        args.blocks, args.size, args.runs
+    );
+    println!(
+        "{:<9} {:>5} {:>10} {:>8} {:>6} {:>7} {:>8} {:>9} {:>9} {:>9} {:>9}",
+        "mode",
+        "seeds",
+        "time_ms",
+        "MB/s",
+        "dups",
+        "dup_%",
+        "msgs_in",
+        "MB_in",
+        "p50_ms",
+        "p99_ms",
+        "x_sess"
+    );
+    let variants = [("sessions", 1), ("sessions", 3), ("legacy", 1), ("legacy", 3)];
+    let mut sessions_time = [None, None];
+    for (mode, seeds) in variants {
+        let mut outcomes = Vec::new();
+        for _ in 0..args.runs {
+            let config = if mode == "legacy" { Config::legacy() } else { Config::default() };
+            outcomes.push(run(config, seeds, &blocks).await);
+        }
+        outcomes.sort_by_key(|o| o.time);
+        let o = &outcomes[outcomes.len() / 2];
+        let slot = &mut sessions_time[usize::from(seeds > 1)];
+        let base = *slot.get_or_insert(o.time);
+        let mut arrivals = o.arrivals.clone();
+        arrivals.sort();
+        let received = o.arrivals.len() as u64 + o.duplicates;
+        println!(
+            "{:<9} {:>5} {:>10.1} {:>8.1} {:>6} {:>7.1} {:>8} {:>9.1} {:>9.1} {:>9.1} {:>9.2}",
+            mode,
+            seeds,
+            ms(o.time),
+            total_mb / o.time.as_secs_f64(),
+            o.duplicates,
+            100.0 * o.duplicates as f64 / received as f64,
+            o.msgs_received,
+            o.bytes_received as f64 / 1e6,
+            ms(percentile(&arrivals, 0.5)),
+            ms(percentile(&arrivals, 0.99)),
+            o.time.as_secs_f64() / base.as_secs_f64(),
+        );
+    }
+}
