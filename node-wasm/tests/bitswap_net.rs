@@ -103,3 +103,22 @@ async fn a_block_that_does_not_match_its_cid_is_refused_by_add_block() {
     assert!(refused.is_err());
     assert!(!node.with(move |s| s.behaviour().has_block(&cid)).await);
 }
+
+#[tokio::test]
+async fn a_peer_without_bitswap_is_left_out_of_fetches() {
+    let all = blocks(10, 3);
+    let seed_node = seed(Config::default(), &all).await;
+    let other = Running::start(bitswap_support::swarm(libp2p::ping::Behaviour::default())).await;
+    let mut fetcher = bitswap(Config::default()).await;
+    fetcher.dial(other.addr.clone()).await;
+    fetcher.wait_connected(other.peer_id, true).await;
+    connect(&mut fetcher, &[(seed_node.peer_id, seed_node.addr.clone())]).await;
+    let cids: Vec<Cid> = all.iter().map(|(c, _)| *c).collect();
+    let fetch = fetcher.with(move |s| s.behaviour_mut().fetch(cids)).await;
+    assert_eq!(fetched(&mut fetcher, fetch).await.len(), 10);
+    let stats = fetcher.with(|s| s.behaviour().stats()).await;
+    assert_eq!(stats.peers, 1, "only the seed speaks Bitswap");
+    let other_id = other.peer_id;
+    let asked = fetcher.with(move |s| s.behaviour().peer_stats(other_id).msgs_sent).await;
+    assert_eq!(asked, 0, "nothing was sent to the peer without Bitswap");
+}
