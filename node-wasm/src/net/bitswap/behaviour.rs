@@ -2,6 +2,7 @@
 //! node's messages to connections and what they read back to the node, drives its timer, answers
 //! its block loads, stores verified blocks, tracks fetches, and disconnects peers that misbehave.
 
+use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
@@ -323,12 +324,7 @@ impl<S: BlockStore> Behaviour<S> {
     /// addresses. [`Event::BlockAdded`] follows once it is stored.
     pub fn add_block(&mut self, cid: Cid, data: Bytes) -> Result<(), VerifyError> {
         verify(&cid, &data)?;
-        let storing = self.storing.entry(cid).or_default();
-        let first = !storing.added && storing.fetches.is_empty();
-        storing.added = true;
-        if first {
-            self.put(cid, data);
-        }
+        self.store_block(cid, data, |s| s.added = true);
         self.wake();
         Ok(())
     }
@@ -384,6 +380,17 @@ impl<S: BlockStore> Behaviour<S> {
         }
         self.node.want(now, fetch, remote);
         self.after_input(now);
+    }
+
+    /// Puts a verified block into the store unless it is already on its way there; `wait`
+    /// records who waits for it.
+    fn store_block(&mut self, cid: Cid, data: Bytes, wait: impl FnOnce(&mut Storing)) {
+        let entry = self.storing.entry(cid);
+        let first = matches!(entry, Entry::Vacant(_));
+        wait(entry.or_default());
+        if first {
+            self.put(cid, data);
+        }
     }
 
     fn put(&mut self, cid: Cid, data: Bytes) {
@@ -456,12 +463,7 @@ impl<S: BlockStore> Behaviour<S> {
                     self.deliver(session, block.cid, block.data);
                     return;
                 }
-                let storing = self.storing.entry(block.cid).or_default();
-                let first = !storing.added && storing.fetches.is_empty();
-                storing.fetches.push(session);
-                if first {
-                    self.put(block.cid, block.data);
-                }
+                self.store_block(block.cid, block.data, |s| s.fetches.push(session));
             }
             bitswap::Event::Load(cid) => {
                 let store = self.store.clone();

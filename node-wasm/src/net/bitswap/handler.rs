@@ -308,11 +308,11 @@ impl ConnectionHandler for Handler {
 
     fn on_behaviour_event(&mut self, command: Command) {
         match command {
-            Command::Send { msg, from_server } if matches!(self.outbound, Outbound::Dead) => {
+            Command::Send { from_server, .. } if matches!(self.outbound, Outbound::Dead) => {
+                tracing::trace!("bitswap message dropped: the connection cannot carry it");
                 if from_server {
                     self.events.push_back(HandlerEvent::Sent { server_msgs: 1 });
                 }
-                tracing::trace!(len = msg.wantlist.len(), "bitswap message to a dead connection");
             }
             Command::Send { msg, from_server } => {
                 self.queue.push_back(Outgoing { msg, from_server })
