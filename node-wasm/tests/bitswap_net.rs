@@ -11,6 +11,8 @@ use std::time::Instant;
 use bitswap_support::{bitswap, blocks, connect, fetched, seed, Running};
 use bytes::Bytes;
 use cid::Cid;
+use rand::{RngCore, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 use syncscope_node::net::bitswap::Config;
 use syncscope_node::proto::bitswap::{raw_cid, ProtocolVersion};
 
@@ -121,4 +123,29 @@ async fn a_peer_without_bitswap_is_left_out_of_fetches() {
     let other_id = other.peer_id;
     let asked = fetcher.with(move |s| s.behaviour().peer_stats(other_id).msgs_sent).await;
     assert_eq!(asked, 0, "nothing was sent to the peer without Bitswap");
+}
+
+#[tokio::test]
+async fn more_wants_than_a_peer_queues_are_fetched_through_the_window() {
+    // The seed keeps at most 1024 wants per peer and ignores the rest, as boxo does: without a
+    // window, wants beyond it would never be answered.
+    let mut rng = ChaCha8Rng::seed_from_u64(2);
+    let all: Vec<(Cid, Bytes)> = (0..1500)
+        .map(|_| {
+            let mut data = vec![0; 64];
+            rng.fill_bytes(&mut data);
+            (raw_cid(&data), Bytes::from(data))
+        })
+        .collect();
+    let seed_node = seed(Config::default(), &all).await;
+    let mut fetcher = bitswap(Config::default()).await;
+    connect(&mut fetcher, &[(seed_node.peer_id, seed_node.addr.clone())]).await;
+    let cids: Vec<Cid> = all.iter().map(|(c, _)| *c).collect();
+    let fetch = fetcher.with(move |s| s.behaviour_mut().fetch(cids)).await;
+    let active = fetcher.with(|s| s.behaviour().stats().active_wants).await;
+    assert!(active <= Config::default().max_active_wants, "{active} wants out at once");
+    assert_eq!(fetched(&mut fetcher, fetch).await.len(), all.len());
+    let refused = seed_node.with(|s| s.behaviour().stats().counters.refused_wants).await;
+    assert_eq!(refused, 0, "no want was ever refused");
+    assert_eq!(fetcher.with(|s| s.behaviour().stats().active_wants).await, 0);
 }

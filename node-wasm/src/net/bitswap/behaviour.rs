@@ -3,7 +3,7 @@
 //! its block loads, stores verified blocks, tracks fetches, and disconnects peers that misbehave.
 
 use std::collections::hash_map::Entry;
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
@@ -44,6 +44,10 @@ pub struct Config {
     /// CIDs of closed fetches remembered, so that their blocks still on the way are not held
     /// against the peers that send them.
     pub cancelled_memory: usize,
+    /// Wants handed to the client at once, over all fetches; the rest wait their turn. Servers
+    /// (boxo's and ours) keep at most 1024 wants per peer and ignore the rest, so a window under
+    /// that keeps every want alive.
+    pub max_active_wants: usize,
 }
 
 impl Default for Config {
@@ -54,6 +58,7 @@ impl Default for Config {
             max_inbound_streams: 32,
             max_unsolicited_blocks: 8,
             cancelled_memory: 1 << 14,
+            max_active_wants: 512,
         }
     }
 }
@@ -85,6 +90,11 @@ impl Config {
 
     pub fn with_max_unsolicited_blocks(mut self, blocks: u64) -> Self {
         self.max_unsolicited_blocks = blocks;
+        self
+    }
+
+    pub fn with_max_active_wants(mut self, wants: usize) -> Self {
+        self.max_active_wants = wants.max(1);
         self
     }
 }
@@ -144,6 +154,8 @@ pub struct Stats {
     pub open_fetches: usize,
     /// Blocks wanted by open fetches and not received yet.
     pub wanted_blocks: usize,
+    /// Of those, the ones handed to the client (at most [`Config::max_active_wants`]).
+    pub active_wants: usize,
     pub store_reads_in_flight: usize,
     pub store_writes_in_flight: usize,
     pub store_failures: u64,
@@ -165,7 +177,12 @@ enum Task {
 
 #[derive(Debug, Default)]
 struct Fetch {
+    /// Everything not delivered yet.
     pending: HashSet<Cid>,
+    /// Not handed to the client yet, in the order asked.
+    waiting: VecDeque<Cid>,
+    /// Handed to the client.
+    active: HashSet<Cid>,
 }
 
 /// Who waits for a block being stored.
@@ -238,7 +255,9 @@ pub struct Behaviour<S> {
     store: Arc<S>,
     connections: HashMap<ConnectionId, Connection>,
     peers: HashMap<PeerId, Peer>,
-    fetches: HashMap<SessionId, Fetch>,
+    /// Oldest first: waiting wants are handed out in that order.
+    fetches: BTreeMap<SessionId, Fetch>,
+    active_wants: usize,
     storing: HashMap<Cid, Storing>,
     cancelled: Recent,
     tasks: FuturesUnordered<BoxFuture<'static, Task>>,
@@ -266,7 +285,8 @@ impl<S: BlockStore> Behaviour<S> {
             store: Arc::new(store),
             connections: HashMap::new(),
             peers: HashMap::new(),
-            fetches: HashMap::new(),
+            fetches: BTreeMap::new(),
+            active_wants: 0,
             storing: HashMap::new(),
             tasks: FuturesUnordered::new(),
             actions: VecDeque::new(),
@@ -313,6 +333,7 @@ impl<S: BlockStore> Behaviour<S> {
     pub fn close(&mut self, fetch: SessionId) {
         let now = Instant::now();
         let Some(f) = self.fetches.remove(&fetch) else { return };
+        self.active_wants -= f.active.len();
         for cid in f.pending {
             self.cancelled.insert(cid);
         }
@@ -346,6 +367,7 @@ impl<S: BlockStore> Behaviour<S> {
             peers: self.peers.values().filter(|p| p.connected).count(),
             open_fetches: self.fetches.len(),
             wanted_blocks: self.fetches.values().map(|f| f.pending.len()).sum(),
+            active_wants: self.active_wants,
             store_writes_in_flight: self.storing.len(),
             ..self.stats
         }
@@ -357,7 +379,6 @@ impl<S: BlockStore> Behaviour<S> {
 
     fn want(&mut self, now: Instant, fetch: SessionId, cids: impl IntoIterator<Item = Cid>) {
         let Some(f) = self.fetches.get_mut(&fetch) else { return };
-        let mut remote = Vec::new();
         for cid in cids {
             if !f.pending.insert(cid) {
                 continue;
@@ -372,14 +393,31 @@ impl<S: BlockStore> Behaviour<S> {
                     Task::Local { fetch, cid, result: store.get(&cid).await }
                 }));
             } else {
-                remote.push(cid);
+                f.waiting.push_back(cid);
             }
         }
         if f.pending.is_empty() {
             self.actions.push_back(ToSwarm::GenerateEvent(Event::FetchDone { fetch }));
         }
-        self.node.want(now, fetch, remote);
         self.after_input(now);
+    }
+
+    /// Hands waiting wants to the client, oldest fetch first, while fewer than
+    /// [`Config::max_active_wants`] are out.
+    fn refill(&mut self, now: Instant) {
+        for (id, f) in &mut self.fetches {
+            let room = self.config.max_active_wants.saturating_sub(self.active_wants);
+            if room == 0 {
+                return;
+            }
+            if f.waiting.is_empty() {
+                continue;
+            }
+            let batch: Vec<Cid> = f.waiting.drain(..room.min(f.waiting.len())).collect();
+            self.active_wants += batch.len();
+            f.active.extend(batch.iter().copied());
+            self.node.want(now, *id, batch);
+        }
     }
 
     /// Puts a verified block into the store unless it is already on its way there; `wait`
@@ -413,8 +451,10 @@ impl<S: BlockStore> Behaviour<S> {
     }
 
     /// Drains the node in its contract's order: transmits, then events, until neither has more.
+    /// Waiting wants go in first, as far as the window allows.
     fn drain(&mut self, now: Instant) {
         loop {
+            self.refill(now);
             let mut progress = false;
             while let Some(t) = self.node.poll_transmit() {
                 progress = true;
@@ -490,8 +530,11 @@ impl<S: BlockStore> Behaviour<S> {
                 match self.read_result(cid, result) {
                     Some(data) => self.deliver(fetch, cid, data),
                     // The index was wrong: ask the network after all.
-                    None if self.fetches.contains_key(&fetch) => self.node.want(now, fetch, [cid]),
-                    None => {}
+                    None => {
+                        if let Some(f) = self.fetches.get_mut(&fetch) {
+                            f.waiting.push_front(cid);
+                        }
+                    }
                 }
             }
             Task::Stored { cid, data, result } => {
@@ -534,6 +577,9 @@ impl<S: BlockStore> Behaviour<S> {
     /// A block reached `fetch`: reported once, and the fetch is done when nothing is pending.
     fn deliver(&mut self, fetch: SessionId, cid: Cid, data: Bytes) {
         let Some(f) = self.fetches.get_mut(&fetch) else { return };
+        if f.active.remove(&cid) {
+            self.active_wants -= 1;
+        }
         if !f.pending.remove(&cid) {
             return;
         }

@@ -35,6 +35,13 @@
 //! put into the store, then added to the server's index and reported; a fetch's blocks that the
 //! index already holds are read from the store instead of the network.
 //!
+//! # Flow control
+//! At most [`Config::max_active_wants`] wants (512) are handed to the client at once, over all
+//! fetches, oldest fetch first; the rest wait in the behaviour. Servers keep 1024 wants per peer
+//! and ignore the rest (boxo's engine and ours alike), and the client never asks a peer again
+//! for a want it already holds, so without the window a fetch of more than 1024 blocks from one
+//! peer would stall.
+//!
 //! # Misbehaviour
 //! An oversized frame, an invalid length prefix, a stream ending inside a frame, a message that
 //! does not decode, a block that does not match its CID, or more than
