@@ -6,15 +6,18 @@
 mod bitswap_support;
 
 use std::collections::HashMap;
-use std::time::Instant;
+use std::future::Future;
+use std::time::{Duration, Instant};
 
-use bitswap_support::{bitswap, blocks, connect, fetched, seed, Running};
+use bitswap_support::{bitswap, blocks, connect, fetched, node_with, seed, seed_with, Running};
 use bytes::Bytes;
 use cid::Cid;
 use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use syncscope_node::cond_send::CondSend;
 use syncscope_node::net::bitswap::Config;
 use syncscope_node::proto::bitswap::{raw_cid, ProtocolVersion};
+use syncscope_node::store::{BlockStore, MemoryBlockStore, StoreError};
 
 const BLOCKS: usize = 100;
 
@@ -148,4 +151,65 @@ async fn more_wants_than_a_peer_queues_are_fetched_through_the_window() {
     let refused = seed_node.with(|s| s.behaviour().stats().counters.refused_wants).await;
     assert_eq!(refused, 0, "no want was ever refused");
     assert_eq!(fetcher.with(|s| s.behaviour().stats().active_wants).await, 0);
+}
+
+/// The memory store behind a delay on every call, as a disk or IndexedDB store would be: loads
+/// and puts stay pending across polls of the behaviour.
+struct SlowStore {
+    blocks: MemoryBlockStore,
+    delay: Duration,
+}
+
+impl SlowStore {
+    fn new() -> Self {
+        Self { blocks: MemoryBlockStore::new(), delay: Duration::from_millis(3) }
+    }
+}
+
+impl BlockStore for SlowStore {
+    fn get(&self, cid: &Cid) -> impl Future<Output = Result<Option<Bytes>, StoreError>> + CondSend {
+        let data = self.blocks.block(cid);
+        let delay = self.delay;
+        async move {
+            tokio::time::sleep(delay).await;
+            Ok(data)
+        }
+    }
+
+    async fn put(&self, cid: Cid, data: Bytes) -> Result<bool, StoreError> {
+        tokio::time::sleep(self.delay).await;
+        self.blocks.put(cid, data).await
+    }
+
+    fn has(&self, cid: &Cid) -> impl Future<Output = Result<bool, StoreError>> + CondSend {
+        self.blocks.has(cid)
+    }
+}
+
+#[tokio::test]
+async fn a_slow_store_serves_stores_and_answers_fetches() {
+    let all = blocks(100, 4);
+    let seeds = [
+        seed_with(Config::default(), SlowStore::new(), &all).await,
+        seed_with(Config::default(), SlowStore::new(), &all).await,
+    ];
+    let mut fetcher = node_with(Config::default(), SlowStore::new()).await;
+    let peers: Vec<_> = seeds.iter().map(|s| (s.peer_id, s.addr.clone())).collect();
+    connect(&mut fetcher, &peers).await;
+    let cids: Vec<Cid> = all.iter().map(|(c, _)| *c).collect();
+    let again = cids.clone();
+    let fetch = fetcher.with(move |s| s.behaviour_mut().fetch(cids)).await;
+    let want: HashMap<Cid, Bytes> = all.iter().cloned().collect();
+    let got = fetched(&mut fetcher, fetch).await;
+    assert_eq!(got.len(), all.len());
+    assert!(got.iter().all(|(c, d)| want.get(c) == Some(d)));
+    let stored = fetcher.with(|s| s.behaviour().store().blocks.len()).await;
+    assert_eq!(stored, all.len(), "every block was put before it was reported");
+
+    let before = fetcher.with(|s| s.behaviour().stats().counters.blocks_received).await;
+    let refetch = fetcher.with(move |s| s.behaviour_mut().fetch(again)).await;
+    assert_eq!(fetched(&mut fetcher, refetch).await.len(), all.len(), "now from the store");
+    let stats = fetcher.with(|s| s.behaviour().stats()).await;
+    assert_eq!(stats.counters.blocks_received, before, "nothing fetched twice");
+    assert_eq!((stats.store_reads_in_flight, stats.store_writes_in_flight), (0, 0));
 }

@@ -15,7 +15,7 @@ use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use syncscope_node::net::bitswap::{Behaviour, Config, Event};
 use syncscope_node::proto::bitswap::{raw_cid, ProtocolVersion, SessionId};
-use syncscope_node::store::MemoryBlockStore;
+use syncscope_node::store::{BlockStore, MemoryBlockStore};
 use tokio::sync::{mpsc, oneshot};
 
 pub type Bitswap = Behaviour<MemoryBlockStore>;
@@ -148,12 +148,24 @@ where
 
 /// A Bitswap node with a memory store.
 pub async fn bitswap(config: Config) -> Running<Bitswap> {
-    Running::start(swarm(Behaviour::new(config, MemoryBlockStore::new()))).await
+    node_with(config, MemoryBlockStore::new()).await
 }
 
-/// A node that holds `blocks`, once the store has them all.
+pub async fn node_with<S: BlockStore>(config: Config, store: S) -> Running<Behaviour<S>> {
+    Running::start(swarm(Behaviour::new(config, store))).await
+}
+
+/// A node with a memory store that holds `blocks`, once the store has them all.
 pub async fn seed(config: Config, blocks: &[(Cid, Bytes)]) -> Running<Bitswap> {
-    let mut node = bitswap(config).await;
+    seed_with(config, MemoryBlockStore::new(), blocks).await
+}
+
+pub async fn seed_with<S: BlockStore>(
+    config: Config,
+    store: S,
+    blocks: &[(Cid, Bytes)],
+) -> Running<Behaviour<S>> {
+    let mut node = node_with(config, store).await;
     let given = blocks.to_vec();
     node.with(move |s| {
         for (cid, data) in given {
@@ -168,8 +180,8 @@ pub async fn seed(config: Config, blocks: &[(Cid, Bytes)]) -> Running<Bitswap> {
 }
 
 /// Dials `peers` and waits until each speaks Bitswap; returns the versions negotiated.
-pub async fn connect(
-    node: &mut Running<Bitswap>,
+pub async fn connect<S: BlockStore>(
+    node: &mut Running<Behaviour<S>>,
     peers: &[(PeerId, Multiaddr)],
 ) -> Vec<ProtocolVersion> {
     for (_, addr) in peers {
@@ -191,7 +203,10 @@ pub async fn connect(
 }
 
 /// Blocks fetched by `fetch`, in arrival order, once it is done.
-pub async fn fetched(node: &mut Running<Bitswap>, fetch: SessionId) -> Vec<(Cid, Bytes)> {
+pub async fn fetched<S: BlockStore>(
+    node: &mut Running<Behaviour<S>>,
+    fetch: SessionId,
+) -> Vec<(Cid, Bytes)> {
     let mut got = Vec::new();
     loop {
         let event = node
