@@ -6,6 +6,7 @@ use clap::error::ErrorKind;
 use clap::{Parser, Subcommand};
 
 mod bitswap;
+mod bitswap_net;
 
 #[derive(Parser)]
 #[command(name = "syncscope-bench", about = "Deterministic syncscope benchmarks")]
@@ -18,6 +19,8 @@ struct Cli {
 enum Command {
     /// Bitswap sessions vs the legacy client on the seed's matrix, realistic and datacenter sets.
     Bitswap(bitswap::Args),
+    /// Bitswap over real libp2p swarms on loopback TCP: sessions vs legacy, one and three seeds.
+    BitswapNet(bitswap_net::Args),
 }
 
 fn main() -> ExitCode {
@@ -34,6 +37,7 @@ fn main() -> ExitCode {
     };
     let result = match cli.command {
         Command::Bitswap(args) => bitswap::run(args),
+        Command::BitswapNet(args) => bitswap_net::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -71,5 +75,9 @@ mod tests {
         assert!(cli.is_ok());
         let bad = Cli::try_parse_from(["syncscope-bench", "bitswap", "--format", "xml"]);
         assert!(bad.is_err());
+        let net = Cli::try_parse_from(["syncscope-bench", "bitswap-net", "--blocks", "10"]);
+        assert!(net.is_ok());
+        let no_runs = Cli::try_parse_from(["syncscope-bench", "bitswap-net", "--runs", "0"]);
+        assert!(no_runs.is_err());
     }
 }

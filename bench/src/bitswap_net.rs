@@ -1,19 +1,18 @@
-//! Bitswap over real libp2p swarms on loopback TCP (noise, yamux): one fetcher and N seeds that
-//! each hold every block, the sessions client against the legacy one, each variant run several
-//! times in one go. Prints one table: median wall time, throughput, duplicates, messages, and
-//! percentiles of block arrival after the fetch started; the last column is the row's median time
-//! over the sessions row with the same seeds. Every block is checked against its CID.
+//! `bitswap-net`: Bitswap over real libp2p swarms on loopback TCP (noise, yamux): one fetcher and
+//! N seeds that each hold every block, the sessions client against the legacy one, each variant
+//! run several times in one go. Prints one table: median wall time, throughput, duplicates,
+//! messages, and percentiles of block arrival after the fetch started; the last column is the
+//! row's median time over the sessions row with the same seeds. Every block is checked against
+//! its CID.
 //!
 //! Wall-clock figures on a shared machine: for the protocol's behaviour in controlled networks,
-//! use the deterministic simulator (`cargo xtask bench bitswap`).
-//!
-//! `cargo run --release -p syncscope-node --example bitswap_loopback -- [--blocks N]
-//! [--size BYTES] [--runs R]`
+//! use the deterministic simulator (`bitswap`).
 
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use cid::Cid;
+use clap::Parser;
 use futures::StreamExt;
 use libp2p::swarm::SwarmEvent;
 use libp2p::{identity::Keypair, noise, tcp, yamux, Multiaddr, Swarm, SwarmBuilder};
@@ -25,26 +24,17 @@ use syncscope_node::store::MemoryBlockStore;
 
 type Node = Swarm<Behaviour<MemoryBlockStore>>;
 
-struct Args {
+#[derive(Parser, Debug)]
+pub struct Args {
+    /// Blocks to fetch.
+    #[arg(long, default_value_t = 400)]
     blocks: usize,
+    /// Bytes per block (random data).
+    #[arg(long, default_value_t = 256 * 1024)]
     size: usize,
-    runs: usize,
-}
-
-fn args() -> Result<Args, String> {
-    let mut args = Args { blocks: 400, size: 256 * 1024, runs: 3 };
-    let mut it = std::env::args().skip(1);
-    while let Some(flag) = it.next() {
-        let value = it.next().ok_or(format!("{flag} needs a value"))?;
-        let n: usize = value.parse().map_err(|_| format!("{flag}: not a number: {value}"))?;
-        match flag.as_str() {
-            "--blocks" => args.blocks = n,
-            "--size" => args.size = n,
-            "--runs" => args.runs = n.max(1),
-            _ => return Err(format!("unknown flag {flag}")),
-        }
-    }
-    Ok(args)
+    /// Runs per variant; the table shows the median.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u16).range(1..))]
+    runs: u16,
 }
 
 fn node(config: Config) -> Node {
@@ -91,7 +81,7 @@ struct Outcome {
     bytes_received: u64,
 }
 
-async fn run(config: Config, seeds: usize, blocks: &[(Cid, Bytes)]) -> Outcome {
+async fn fetch(config: Config, seeds: usize, blocks: &[(Cid, Bytes)]) -> Outcome {
     let mut tasks = Vec::new();
     let mut fetcher = node(config);
     for _ in 0..seeds {
@@ -143,15 +133,16 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
-#[tokio::main]
-async fn main() {
-    let args = match args() {
-        Ok(args) => args,
-        Err(e) => {
-            eprintln!("error: {e}");
-            std::process::exit(2);
-        }
-    };
+pub fn run(args: Args) -> Result<(), String> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("tokio runtime: {e}"))?;
+    runtime.block_on(table(args));
+    Ok(())
+}
+
+async fn table(args: Args) {
     let mut rng = ChaCha8Rng::seed_from_u64(1);
     let blocks: Vec<(Cid, Bytes)> = (0..args.blocks)
         .map(|_| {
@@ -185,7 +176,7 @@ async fn main() {
         let mut outcomes = Vec::new();
         for _ in 0..args.runs {
             let config = if mode == "legacy" { Config::legacy() } else { Config::default() };
-            outcomes.push(run(config, seeds, &blocks).await);
+            outcomes.push(fetch(config, seeds, &blocks).await);
         }
         outcomes.sort_by_key(|o| o.time);
         let o = &outcomes[outcomes.len() / 2];
