@@ -213,3 +213,38 @@ async fn a_slow_store_serves_stores_and_answers_fetches() {
     assert_eq!(stats.counters.blocks_received, before, "nothing fetched twice");
     assert_eq!((stats.store_reads_in_flight, stats.store_writes_in_flight), (0, 0));
 }
+
+#[tokio::test]
+async fn a_peer_with_two_connections_survives_losing_one_mid_fetch() {
+    use libp2p::swarm::dial_opts::{DialOpts, PeerCondition};
+    use syncscope_node::net::bitswap::Event;
+
+    let all = blocks(200, 8);
+    let seed_node = seed(Config::default(), &all).await;
+    let mut fetcher = bitswap(Config::default()).await;
+    connect(&mut fetcher, &[(seed_node.peer_id, seed_node.addr.clone())]).await;
+    let (peer, addr) = (seed_node.peer_id, seed_node.addr.clone());
+    let again = DialOpts::peer_id(peer).addresses(vec![addr]).condition(PeerCondition::Always);
+    fetcher.with(move |s| s.dial(again.build())).await.expect("second dial");
+    let deadline = tokio::time::Instant::now() + bitswap_support::PATIENCE;
+    while fetcher.connections(peer).len() < 2 {
+        assert!(tokio::time::Instant::now() < deadline, "second connection not up");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+
+    let cids: Vec<Cid> = all.iter().map(|(c, _)| *c).collect();
+    let fetch = fetcher.with(move |s| s.behaviour_mut().fetch(cids)).await;
+    fetcher.wait_event(|e| matches!(e, Event::Block { .. }).then_some(())).await;
+    // The oldest connection carries the traffic: it goes with messages in flight.
+    let oldest = fetcher.connections(peer)[0];
+    assert!(fetcher.with(move |s| s.close_connection(oldest)).await);
+    let got = fetched(&mut fetcher, fetch).await;
+    assert_eq!(got.len() + 1, all.len(), "the rest arrive over the other connection");
+    assert!(fetcher.is_connected(peer).await);
+    let stats = fetcher.with(|s| s.behaviour().stats()).await;
+    assert_eq!((stats.peers, stats.wanted_blocks), (1, 0));
+    // The peer was started afresh on the connection left, on both ends.
+    let reset = |e: &Event| matches!(e, Event::PeerConnected { .. }).then_some(());
+    fetcher.wait_event(reset).await;
+    assert_eq!(seed_node.with(|s| s.behaviour().stats().peers).await, 1);
+}

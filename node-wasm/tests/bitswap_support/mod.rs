@@ -4,12 +4,13 @@
 #![allow(dead_code)]
 
 use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
 use cid::Cid;
 use futures::StreamExt;
-use libp2p::swarm::{NetworkBehaviour, SwarmEvent};
+use libp2p::swarm::{ConnectionId, NetworkBehaviour, SwarmEvent};
 use libp2p::{identity::Keypair, noise, tcp, yamux, Multiaddr, PeerId, Swarm, SwarmBuilder};
 use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -57,6 +58,8 @@ pub struct Running<B: NetworkBehaviour> {
     pub addr: Multiaddr,
     jobs: mpsc::UnboundedSender<Job<B>>,
     events: mpsc::UnboundedReceiver<B::ToSwarm>,
+    /// Connections established, oldest first, until closed.
+    connections: Arc<Mutex<Vec<(PeerId, ConnectionId)>>>,
     /// Events received while waiting for others, oldest first.
     backlog: VecDeque<B::ToSwarm>,
 }
@@ -77,14 +80,23 @@ where
         let peer_id = *swarm.local_peer_id();
         let (jobs, mut job_rx) = mpsc::unbounded_channel::<Job<B>>();
         let (events_tx, events) = mpsc::unbounded_channel();
+        let connections = Arc::new(Mutex::new(Vec::new()));
+        let conns = connections.clone();
         tokio::spawn(async move {
             loop {
                 tokio::select! {
-                    event = swarm.select_next_some() => {
-                        if let SwarmEvent::Behaviour(e) = event {
+                    event = swarm.select_next_some() => match event {
+                        SwarmEvent::Behaviour(e) => {
                             let _ = events_tx.send(e);
                         }
-                    }
+                        SwarmEvent::ConnectionEstablished { peer_id, connection_id, .. } => {
+                            conns.lock().expect("lock").push((peer_id, connection_id));
+                        }
+                        SwarmEvent::ConnectionClosed { connection_id, .. } => {
+                            conns.lock().expect("lock").retain(|(_, c)| *c != connection_id);
+                        }
+                        _ => {}
+                    },
                     job = job_rx.recv() => match job {
                         Some(job) => job(&mut swarm),
                         None => return,
@@ -92,7 +104,7 @@ where
                 }
             }
         });
-        Running { peer_id, addr, jobs, events, backlog: VecDeque::new() }
+        Running { peer_id, addr, jobs, events, connections, backlog: VecDeque::new() }
     }
 
     /// Runs `f` on the swarm inside its task.
@@ -116,6 +128,12 @@ where
         self.with(move |s| s.is_connected(&peer)).await
     }
 
+    /// Open connections to `peer`, oldest first.
+    pub fn connections(&self, peer: PeerId) -> Vec<ConnectionId> {
+        let conns = self.connections.lock().expect("lock");
+        conns.iter().filter(|(p, _)| *p == peer).map(|(_, c)| *c).collect()
+    }
+
     /// Waits until the connection to `peer` is up (`true`) or down (`false`), up to [`PATIENCE`].
     pub async fn wait_connected(&self, peer: PeerId, connected: bool) {
         let deadline = tokio::time::Instant::now() + PATIENCE;
@@ -127,11 +145,20 @@ where
 
     /// Waits for the first event `pick` takes something from, up to [`PATIENCE`]. Events passed
     /// over are kept for later waits.
-    pub async fn wait_event<T>(&mut self, mut pick: impl FnMut(&B::ToSwarm) -> Option<T>) -> T {
+    pub async fn wait_event<T>(&mut self, pick: impl FnMut(&B::ToSwarm) -> Option<T>) -> T {
+        self.wait_event_for(PATIENCE, pick).await.expect("event in time")
+    }
+
+    /// [`Running::wait_event`] for at most `patience`: `None` if no such event came.
+    pub async fn wait_event_for<T>(
+        &mut self,
+        patience: Duration,
+        mut pick: impl FnMut(&B::ToSwarm) -> Option<T>,
+    ) -> Option<T> {
         if let Some((i, t)) = self.backlog.iter().enumerate().find_map(|(i, e)| Some((i, pick(e)?)))
         {
             self.backlog.remove(i);
-            return t;
+            return Some(t);
         }
         let wait = async {
             loop {
@@ -142,7 +169,7 @@ where
                 }
             }
         };
-        tokio::time::timeout(PATIENCE, wait).await.expect("event in time")
+        tokio::time::timeout(patience, wait).await.ok()
     }
 }
 

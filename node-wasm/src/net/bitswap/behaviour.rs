@@ -199,8 +199,6 @@ struct Connection {
     version: Option<ProtocolVersion>,
     /// It cannot carry Bitswap (unsupported, or its stream kept failing).
     dead: bool,
-    /// Server messages handed to it and not reported sent.
-    server_msgs: usize,
 }
 
 #[derive(Debug, Default)]
@@ -486,9 +484,6 @@ impl<S: BlockStore> Behaviour<S> {
             }
             return;
         };
-        if let Some(c) = self.connections.get_mut(&conn) {
-            c.server_msgs += usize::from(t.from_server);
-        }
         self.actions.push_back(ToSwarm::NotifyHandler {
             peer_id: t.peer,
             handler: NotifyHandler::One(conn),
@@ -660,9 +655,6 @@ impl<S: BlockStore> Behaviour<S> {
             }
             HandlerEvent::Message(msg) => self.on_message(now, peer, msg),
             HandlerEvent::Sent { server_msgs } => {
-                if let Some(c) = self.connections.get_mut(&conn) {
-                    c.server_msgs = c.server_msgs.saturating_sub(server_msgs);
-                }
                 for _ in 0..server_msgs {
                     self.node.handle_sent(peer);
                 }
@@ -699,15 +691,16 @@ impl<S: BlockStore> Behaviour<S> {
     }
 
     fn new_handler(&mut self, peer: PeerId, conn: ConnectionId) -> Handler {
-        self.connections
-            .insert(conn, Connection { peer, version: None, dead: false, server_msgs: 0 });
+        self.connections.insert(conn, Connection { peer, version: None, dead: false });
         self.peers.entry(peer).or_default().connections.push(conn);
         Handler::new(self.handler_config.clone(), self.fetching)
     }
 
     fn connection_closed(&mut self, peer: PeerId, conn: ConnectionId) {
         let now = Instant::now();
-        let Some(closed) = self.connections.remove(&conn) else { return };
+        if self.connections.remove(&conn).is_none() {
+            return;
+        }
         let Some(p) = self.peers.get_mut(&peer) else { return };
         p.connections.retain(|c| *c != conn);
         if p.connections.is_empty() {
@@ -719,9 +712,12 @@ impl<S: BlockStore> Behaviour<S> {
                 self.actions.push_back(ToSwarm::GenerateEvent(Event::PeerDisconnected { peer }));
             }
         } else {
-            // The peer stays: what its ledger had in flight here is lost, not outstanding.
-            for _ in 0..closed.server_msgs {
-                self.node.handle_sent(peer);
+            // Answers in flight on the lost connection are gone, both ways, and a client never
+            // asks a peer twice for one want: the peer starts afresh on the connections left, as
+            // the other end (seeing the same connection close) does with us.
+            if std::mem::take(&mut p.connected) {
+                self.node.peer_disconnected(now, peer);
+                self.actions.push_back(ToSwarm::GenerateEvent(Event::PeerDisconnected { peer }));
             }
             self.refresh_peer(now, peer);
         }

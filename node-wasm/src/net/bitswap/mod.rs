@@ -42,6 +42,15 @@
 //! for a want it already holds, so without the window a fetch of more than 1024 blocks from one
 //! peer would stall.
 //!
+//! # Peers and connections
+//! A peer speaks Bitswap once one of its connections negotiated an outbound stream; messages go
+//! on its oldest such connection. When a connection closes and others remain, answers in flight
+//! on it are lost both ways, so the peer is started afresh on the rest
+//! ([`Event::PeerDisconnected`] then [`Event::PeerConnected`]): its wants with our server are
+//! dropped and our sessions may ask it again; the other end, seeing the same close, does the
+//! same. Connections are kept alive while the node fetches; otherwise the swarm's idle timeout
+//! applies (the long-lived streams do not count as activity).
+//!
 //! # Misbehaviour
 //! An oversized frame, an invalid length prefix, a stream ending inside a frame, a message that
 //! does not decode, a block that does not match its CID, or more than
