@@ -12,6 +12,8 @@ use syncscope_node::sim::bitswap::{
     Distribution, FetchPattern, RunResult, Scenario,
 };
 
+use crate::report::Format;
+
 #[derive(Parser, Debug)]
 pub struct Args {
     /// A scenario name, or a set: matrix, realistic, datacenter (default: all three sets).
@@ -56,13 +58,6 @@ enum Mode {
     Sessions,
     Legacy,
     All,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum Format {
-    Table,
-    Csv,
-    Json,
 }
 
 impl Args {

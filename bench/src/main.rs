@@ -7,6 +7,8 @@ use clap::{Parser, Subcommand};
 
 mod bitswap;
 mod bitswap_net;
+mod relay;
+mod report;
 
 #[derive(Parser)]
 #[command(name = "syncscope-bench", about = "Deterministic syncscope benchmarks")]
@@ -21,6 +23,9 @@ enum Command {
     Bitswap(bitswap::Args),
     /// Bitswap over real libp2p swarms on loopback TCP: sessions vs legacy, one and three seeds.
     BitswapNet(bitswap_net::Args),
+    /// The relay under load: memory per connection, throughput through one circuit, relayed dial
+    /// time (real processes on loopback).
+    Relay(relay::Args),
 }
 
 fn main() -> ExitCode {
@@ -38,6 +43,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Bitswap(args) => bitswap::run(args),
         Command::BitswapNet(args) => bitswap_net::run(args),
+        Command::Relay(args) => relay::run(args).map_err(|e| format!("{e:#}")),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -11,6 +11,15 @@ async function connects({ page, relay }, transport, expectedLabel) {
   expect(await page.getByTestId('own-peer-id').textContent(), 'own peer id').toMatch(/^12D3KooW/);
   expect(await page.getByTestId('transport').textContent(), 'transport').toBe(expectedLabel);
   await page.getByTestId('rtt').filter({ hasText: / ms$/ }).waitFor({ timeout: 15_000 });
+  // The RTT series is drawn in the first palette colour once two pings are in.
+  await page.locator('[data-testid="relay-rtt"] svg polyline[stroke="#58A6FF"]').waitFor({ state: 'attached', timeout: 10_000 });
+  const [download] = await Promise.all([
+    page.waitForEvent('download'),
+    page.locator('[data-testid="relay-rtt"] button', { hasText: 'CSV' }).click(),
+  ]);
+  const csv = await (await import('node:fs/promises')).readFile(await download.path(), 'utf8');
+  expect(csv.split('\n')[0], 'CSV header').toBe('seconds,relay RTT');
+  expect(csv.trim().split('\n').length, 'CSV rows').toBeAtLeast(2);
   await screenshot(page, `connect-${transport ?? 'default'}`);
 }
 

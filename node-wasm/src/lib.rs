@@ -2,6 +2,7 @@
 //! that runs them, storage and metrics. It builds for `wasm32-unknown-unknown` and natively.
 //!
 //! - [`proto`]: the sans-IO protocol cores; no I/O, no clock, no libp2p.
+//! - [`content`]: files to UnixFS blocks and Swarm chunks and back, sans-IO as well.
 //! - [`net`]: libp2p glue; the only place where transports differ between targets.
 //! - [`store`]: storage backends.
 //! - [`metrics`]: counters and fixed-interval timeseries recorded from core events.
@@ -9,6 +10,7 @@
 //! - [`rt`]: spawning and sleeping on tokio or in the browser.
 
 pub mod cond_send;
+pub mod content;
 pub mod metrics;
 pub mod net;
 pub mod proto;

@@ -2,17 +2,41 @@
 
 use std::net::IpAddr;
 use std::path::PathBuf;
+use std::time::Duration;
 
-use clap::Parser;
+use bytesize::ByteSize;
+use clap::{Args, Parser};
+use libp2p::Multiaddr;
 
 /// syncscope's relay: lets browsers reach each other and native peers, and serves the UI.
 #[derive(Debug, Parser)]
 #[command(name = "syncscope-relay", version)]
-pub struct Args {
-    /// Address every listener binds to.
+pub struct Cli {
+    #[command(flatten)]
+    pub listen: ListenArgs,
+    #[command(flatten)]
+    pub limits: RelayLimits,
+    #[command(flatten)]
+    pub connections: ConnectionLimits,
+    /// Where the identity key and WebRTC certificate are kept, so that the peer id and certhash
+    /// survive restarts.
+    #[arg(long, default_value_os_t = default_data_dir())]
+    pub data_dir: PathBuf,
+    /// The built UI to serve (`trunk build --release` writes it).
+    #[arg(long, default_value = "dist")]
+    pub dist: PathBuf,
+    /// The room pages join unless their link names another.
+    #[arg(long, default_value = "default")]
+    pub room: String,
+}
+
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Listeners")]
+pub struct ListenArgs {
+    /// Address every listener binds to (0.0.0.0 for all interfaces).
     #[arg(long, default_value = "127.0.0.1")]
     pub listen_addr: IpAddr,
-    /// HTTP port for the UI, /config.json and /healthz.
+    /// HTTP port for the UI, /config.json, /metrics and /healthz.
     #[arg(long, default_value_t = 8080)]
     pub http_port: u16,
     /// TCP port of the libp2p WebSocket listener (0 picks a free port).
@@ -24,13 +48,69 @@ pub struct Args {
     /// TCP port of the plain libp2p TCP listener, for native peers (0 picks a free port).
     #[arg(long, default_value_t = 9002)]
     pub tcp_port: u16,
-    /// Where the identity key and WebRTC certificate are kept, so that the peer id and certhash
-    /// survive restarts.
-    #[arg(long, default_value_os_t = default_data_dir())]
-    pub data_dir: PathBuf,
-    /// The built UI to serve (`trunk build --release` writes it).
-    #[arg(long, default_value = "dist")]
-    pub dist: PathBuf,
+    /// Addresses to announce instead of the listen addresses, e.g. `/ip4/203.0.113.7/tcp/9001/ws`
+    /// behind NAT or on a public host (repeat for each; WebRTC-direct ones get the certhash added).
+    #[arg(long = "announce", value_name = "MULTIADDR")]
+    pub announce: Vec<Multiaddr>,
+}
+
+/// Circuit relay v2 limits, sized for moving data between browsers rather than just signalling.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Relay limits")]
+pub struct RelayLimits {
+    /// Reservations held at once, in total.
+    #[arg(long, default_value_t = 1024)]
+    pub max_reservations: usize,
+    /// Reservations held at once by one peer.
+    #[arg(long, default_value_t = 4)]
+    pub max_reservations_per_peer: usize,
+    /// Reservation requests one IP address may make per minute.
+    #[arg(long, default_value_t = 60)]
+    pub reservations_per_ip_per_minute: u32,
+    /// How long a reservation lasts before the peer must renew it, in seconds.
+    #[arg(long, default_value = "3600", value_parser = parse_secs)]
+    pub reservation_duration: Duration,
+    /// Circuits open at once, in total.
+    #[arg(long, default_value_t = 256)]
+    pub max_circuits: usize,
+    /// Circuits open at once from one peer.
+    #[arg(long, default_value_t = 16)]
+    pub max_circuits_per_peer: usize,
+    /// How long one circuit may stay open, in seconds.
+    #[arg(long, default_value = "3600", value_parser = parse_secs)]
+    pub circuit_duration: Duration,
+    /// Bytes one circuit may carry, both directions together (e.g. 512MiB, 8GiB; 0 = no limit).
+    #[arg(long, default_value = "8GiB")]
+    pub circuit_bytes: ByteSize,
+}
+
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Connection limits")]
+pub struct ConnectionLimits {
+    /// Connections established at once, in total.
+    #[arg(long, default_value_t = 10_000)]
+    pub max_connections: u32,
+    /// Connections (established or still handshaking) from one IP address.
+    #[arg(long, default_value_t = 64)]
+    pub max_connections_per_ip: usize,
+    /// Incoming connections still handshaking, in total.
+    #[arg(long, default_value_t = 512)]
+    pub max_pending: u32,
+    /// Seconds a connection with nothing open on it is kept.
+    #[arg(long, default_value = "120", value_parser = parse_secs)]
+    pub idle_timeout: Duration,
+    /// Offences (refused reservations or circuits, forbidden publishes) that get a peer cut off.
+    #[arg(long, default_value_t = 20)]
+    pub offences_before_ban: u32,
+    /// Seconds a cut-off peer stays banned.
+    #[arg(long, default_value = "600", value_parser = parse_secs)]
+    pub ban_duration: Duration,
+}
+
+fn parse_secs(s: &str) -> Result<Duration, String> {
+    s.parse::<u64>()
+        .map(Duration::from_secs)
+        .map_err(|_| format!("{s:?} is not a number of seconds"))
 }
 
 fn default_data_dir() -> PathBuf {
@@ -42,8 +122,8 @@ fn default_data_dir() -> PathBuf {
 }
 
 /// Parses the command line; usage errors come back as one line that points at `--help`.
-pub fn parse() -> Result<Args, clap::Error> {
-    Args::try_parse()
+pub fn parse() -> Result<Cli, clap::Error> {
+    Cli::try_parse()
 }
 
 /// The first line of a clap error, e.g. "unexpected argument '--foo' found".
@@ -51,4 +131,30 @@ pub fn one_line(err: &clap::Error) -> String {
     let rendered = err.render().to_string();
     let first = rendered.lines().next().unwrap_or_default();
     format!("{} (see --help)", first.trim_start_matches("error: "))
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::*;
+
+    #[test]
+    fn flags_are_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn defaults_let_a_circuit_carry_a_gibibyte_for_an_hour() {
+        let cli = Cli::try_parse_from(["syncscope-relay"]).unwrap();
+        assert!(cli.limits.circuit_bytes.as_u64() >= 1 << 30);
+        assert!(cli.limits.circuit_duration >= Duration::from_secs(3600));
+    }
+
+    #[test]
+    fn bad_values_give_one_line() {
+        let err = Cli::try_parse_from(["syncscope-relay", "--circuit-bytes", "lots"]).unwrap_err();
+        let line = one_line(&err);
+        assert!(!line.contains('\n') && line.contains("--circuit-bytes"), "{line}");
+    }
 }

@@ -1,32 +1,34 @@
-//! The relay's HTTP side: the built UI, `/config.json` for browsers, and `/healthz`.
+//! The relay's HTTP side: the built UI, `/config.json` for browsers, `/metrics` and `/healthz`.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::Path;
+use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
-use axum::{extract::State, routing::get, Json, Router};
+use axum::{extract::State, http::header, response::IntoResponse, routing::get, Json, Router};
+use prometheus_client::registry::Registry;
 use tokio::{net::TcpListener, sync::watch};
 use tower_http::services::ServeDir;
 
+use crate::metrics::{self, RelayMetrics};
 use crate::network::{Listener, Snapshot};
 
-/// What a browser needs to join: who the relay is and how to dial it.
+/// What a browser needs to join: who the relay is, how to dial it, and the room to join.
 #[derive(Debug, serde::Serialize)]
 pub struct BrowserConfig {
     pub peer_id: String,
     /// Dialable multiaddrs per transport, e.g. `"ws": ["/ip4/127.0.0.1/tcp/9001/ws/p2p/12D3.."]`.
     pub addrs: BTreeMap<Listener, Vec<String>>,
+    pub room: String,
 }
 
-impl From<&Snapshot> for BrowserConfig {
-    fn from(snap: &Snapshot) -> Self {
-        let mut addrs: BTreeMap<Listener, Vec<String>> = BTreeMap::new();
-        for (kind, addr) in &snap.addrs {
-            addrs.entry(*kind).or_default().push(addr.to_string());
-        }
-        Self { peer_id: snap.peer_id.map(|p| p.to_string()).unwrap_or_default(), addrs }
-    }
+#[derive(Clone)]
+struct AppState {
+    snapshot: watch::Receiver<Snapshot>,
+    room: Arc<str>,
+    registry: Arc<Registry>,
+    metrics: Arc<RelayMetrics>,
 }
 
 /// Fails early, with what to do, when there is no built UI to serve.
@@ -48,14 +50,39 @@ pub async fn bind(addr: SocketAddr) -> Result<TcpListener> {
     })
 }
 
-pub fn router(dist: &Path, snapshot: watch::Receiver<Snapshot>) -> Router {
+pub fn router(
+    dist: &Path,
+    room: &str,
+    snapshot: watch::Receiver<Snapshot>,
+    registry: Arc<Registry>,
+    metrics: Arc<RelayMetrics>,
+) -> Router {
+    let state = AppState { snapshot, room: room.into(), registry, metrics };
     Router::new()
         .route("/config.json", get(config_json))
+        .route("/metrics", get(prometheus))
         .route("/healthz", get(|| async { "ok" }))
         .fallback_service(ServeDir::new(dist))
-        .with_state(snapshot)
+        .with_state(state)
 }
 
-async fn config_json(State(snapshot): State<watch::Receiver<Snapshot>>) -> Json<BrowserConfig> {
-    Json(BrowserConfig::from(&*snapshot.borrow()))
+async fn config_json(State(state): State<AppState>) -> Json<BrowserConfig> {
+    let snap = state.snapshot.borrow();
+    let mut addrs: BTreeMap<Listener, Vec<String>> = BTreeMap::new();
+    for (kind, addr) in &snap.addrs {
+        addrs.entry(*kind).or_default().push(addr.to_string());
+    }
+    Json(BrowserConfig {
+        peer_id: snap.peer_id.map(|p| p.to_string()).unwrap_or_default(),
+        addrs,
+        room: state.room.to_string(),
+    })
+}
+
+async fn prometheus(State(state): State<AppState>) -> impl IntoResponse {
+    state.metrics.sync_relayed_bytes();
+    (
+        [(header::CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8")],
+        metrics::encode(&state.registry),
+    )
 }

@@ -1,19 +1,26 @@
 //! `syncscope-relay`: the native relay that turns browser tabs into a network.
 
+mod behaviour;
 mod cli;
 mod http;
 mod identity;
+mod ip_limits;
+mod metrics;
 mod network;
+mod offences;
+mod rooms;
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::Result;
+use prometheus_client::registry::Registry;
 use tracing_subscriber::EnvFilter;
 
 fn main() -> ExitCode {
-    let args = match cli::parse() {
-        Ok(args) => args,
+    let cli = match cli::parse() {
+        Ok(cli) => cli,
         Err(e) if !e.use_stderr() => {
             let _ = e.print();
             return ExitCode::SUCCESS;
@@ -31,7 +38,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(args)) {
+    match runtime.block_on(run(cli)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
@@ -42,7 +49,7 @@ fn main() -> ExitCode {
 
 /// The WebRTC stack logs every handshake detail at info; keep the relay's own story readable.
 const DEFAULT_LOG_FILTER: &str =
-    "info,webrtc=warn,webrtc_ice=warn,webrtc_sctp=warn,webrtc_mdns=warn,dtls=error,libp2p_webrtc=warn,libp2p_webrtc_utils=warn";
+    "info,webrtc=warn,webrtc_ice=warn,webrtc_sctp=warn,webrtc_mdns=warn,dtls=error,libp2p_webrtc=warn,libp2p_webrtc_utils=warn,libp2p_gossipsub=warn";
 
 fn init_logging() {
     let filter =
@@ -50,18 +57,24 @@ fn init_logging() {
     tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
 }
 
-async fn run(args: cli::Args) -> Result<()> {
-    http::check_dist(&args.dist)?;
-    let http_listener = http::bind(SocketAddr::new(args.listen_addr, args.http_port)).await?;
-    let identity = identity::load_or_create(&args.data_dir)?;
-    let mut network = network::Network::new(identity, &args).await?;
+async fn run(cli: cli::Cli) -> Result<()> {
+    http::check_dist(&cli.dist)?;
+    syncscope_node::proto::rooms::topic_of(&cli.room)?;
+    let http_listener =
+        http::bind(SocketAddr::new(cli.listen.listen_addr, cli.listen.http_port)).await?;
+    let identity = identity::load_or_create(&cli.data_dir)?;
+    let mut registry = Registry::default();
+    let relay_metrics = Arc::new(metrics::RelayMetrics::register(&mut registry));
+    let swarm =
+        behaviour::build_swarm(identity.keypair, identity.certificate, &cli, &mut registry).await?;
+    let mut network = network::Network::new(swarm, &cli, relay_metrics.clone())?;
     network.wait_listening().await?;
     let snapshot = network.subscribe();
     for (_, addr) in &snapshot.borrow().addrs {
         println!("libp2p: {addr}");
     }
     println!("syncscope relay ready: http://{}/", http_listener.local_addr()?);
-    let app = http::router(&args.dist, snapshot);
+    let app = http::router(&cli.dist, &cli.room, snapshot, Arc::new(registry), relay_metrics);
     let server = axum::serve(http_listener, app).with_graceful_shutdown(shutdown_signal());
     tokio::select! {
         result = server => result?,

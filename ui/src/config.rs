@@ -10,22 +10,41 @@ use wasm_bindgen_futures::JsFuture;
 /// Transports in the order the page tries them: WebRTC-direct first, WebSocket as the fallback.
 const TRANSPORT_PREFERENCE: [&str; 2] = ["webrtc-direct", "ws"];
 
+/// A parameter of the page's URL, e.g. `room` in `?room=lab`.
+pub fn url_param(name: &str) -> Option<String> {
+    let search = web_sys::window().and_then(|w| w.location().search().ok()).unwrap_or_default();
+    web_sys::UrlSearchParams::new_with_str(&search).ok().and_then(|p| p.get(name))
+}
+
 /// The transports to try: the page's `?transport=` parameter if given, else all in preference
 /// order.
 pub fn transports_from_url() -> Vec<String> {
-    let search = web_sys::window().and_then(|w| w.location().search().ok()).unwrap_or_default();
-    let chosen =
-        web_sys::UrlSearchParams::new_with_str(&search).ok().and_then(|p| p.get("transport"));
-    match chosen {
+    match url_param("transport") {
         Some(t) => vec![t],
         None => TRANSPORT_PREFERENCE.iter().map(|t| t.to_string()).collect(),
     }
+}
+
+/// A link that opens this page in `room`, keeping the page's other parameters.
+pub fn share_link(room: &str) -> String {
+    let Some(location) = web_sys::window().map(|w| w.location()) else { return String::new() };
+    let base = format!(
+        "{}{}",
+        location.origin().unwrap_or_default(),
+        location.pathname().unwrap_or_default()
+    );
+    let search = location.search().unwrap_or_default();
+    let Ok(params) = web_sys::UrlSearchParams::new_with_str(&search) else { return base };
+    params.set("room", room);
+    format!("{base}?{}", String::from(params.to_string()))
 }
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct RelayConfig {
     pub peer_id: String,
     pub addrs: BTreeMap<String, Vec<String>>,
+    /// The relay's default room.
+    pub room: String,
 }
 
 impl RelayConfig {

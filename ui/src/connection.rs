@@ -1,11 +1,14 @@
-//! The page's node and what it reports about its link to the relay, as signals.
+//! The page's node and what it reports about its link to the relay and its room, as signals.
 
 use std::time::Duration;
 
+use web_time::Instant;
+
 use futures::StreamExt;
 use leptos::prelude::*;
-use syncscope_node::net::{self, NodeConfig, NodeEvent};
+use syncscope_node::net::{self, NodeConfig, NodeEvent, NodeHandle, PeerId, RoomMember};
 
+use crate::chart::Series;
 use crate::config;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -16,7 +19,7 @@ pub enum Status {
     Failed(String),
 }
 
-/// Everything the connection panel shows.
+/// Everything the connection and room panels show.
 #[derive(Clone, Copy)]
 pub struct Connection {
     pub status: RwSignal<Status>,
@@ -24,6 +27,16 @@ pub struct Connection {
     pub relay_peer_id: RwSignal<Option<String>>,
     pub transport: RwSignal<Option<&'static str>>,
     pub rtt: RwSignal<Option<Duration>>,
+    /// Every ping round trip to the relay, in milliseconds, since the page opened.
+    pub rtt_history: RwSignal<Series>,
+    /// Whether other peers can dial this one through the relay.
+    pub reachable: RwSignal<bool>,
+    pub room: RwSignal<Option<String>>,
+    pub members: RwSignal<Vec<RoomMember>>,
+    /// The latest problem worth telling the user about, in words.
+    pub notice: RwSignal<Option<String>>,
+    /// When the page started its node: time zero of every chart.
+    pub started: Instant,
 }
 
 impl Connection {
@@ -34,6 +47,12 @@ impl Connection {
             relay_peer_id: RwSignal::new(None),
             transport: RwSignal::new(None),
             rtt: RwSignal::new(None),
+            rtt_history: RwSignal::new(Series { name: "relay RTT".into(), points: Vec::new() }),
+            reachable: RwSignal::new(false),
+            room: RwSignal::new(None),
+            members: RwSignal::new(Vec::new()),
+            notice: RwSignal::new(None),
+            started: Instant::now(),
         }
     }
 }
@@ -51,28 +70,54 @@ pub fn start() -> Connection {
 }
 
 async fn run(conn: Connection) -> Result<(), String> {
-    let relay = config::fetch().await?.relay_address(&config::transports_from_url())?;
+    let config = config::fetch().await?;
+    let relay = config.relay_address(&config::transports_from_url())?;
+    let room = config::url_param("room").unwrap_or(config.room);
     conn.relay_peer_id.set(Some(relay.peer_id.to_string()));
     conn.status.set(Status::Connecting);
     let relay_peer = relay.peer_id;
     let mut node = net::start(NodeConfig::new(relay)).await.map_err(|e| e.to_string())?;
     conn.own_peer_id.set(Some(node.peer_id.to_string()));
+    join(&mut node, conn, &room)?;
     while let Some(event) = node.events.next().await {
-        match event {
-            NodeEvent::Connected { peer, transport, .. } if peer == relay_peer => {
-                conn.transport.set(Some(transport.label()));
-                conn.status.set(Status::Connected);
-            }
-            NodeEvent::Disconnected { peer, cause } if peer == relay_peer => {
-                let why = cause.unwrap_or_else(|| "closed".into());
-                conn.status.set(Status::Failed(format!("lost the relay connection: {why}")));
-            }
-            NodeEvent::DialFailed { error, .. } => {
-                conn.status.set(Status::Failed(format!("cannot connect to the relay: {error}")));
-            }
-            NodeEvent::Ping { peer, rtt } if peer == relay_peer => conn.rtt.set(Some(rtt)),
-            _ => {}
-        }
+        on_event(conn, relay_peer, event);
     }
     Err("the node stopped".into())
+}
+
+fn join(node: &mut NodeHandle, conn: Connection, room: &str) -> Result<(), String> {
+    node.join_room(room).map_err(|e| e.to_string())?;
+    conn.room.set(Some(room.to_string()));
+    Ok(())
+}
+
+fn on_event(conn: Connection, relay: PeerId, event: NodeEvent) {
+    match event {
+        NodeEvent::Connected { peer, transport, .. } if peer == relay => {
+            conn.transport.set(Some(transport.label()));
+            conn.status.set(Status::Connected);
+        }
+        NodeEvent::Disconnected { peer, cause } if peer == relay => {
+            let why = cause.unwrap_or_else(|| "closed".into());
+            conn.status.set(Status::Failed(format!("lost the relay connection: {why}")));
+            conn.reachable.set(false);
+        }
+        NodeEvent::DialFailed { peer: Some(peer), error } if peer == relay => {
+            conn.status.set(Status::Failed(format!("cannot connect to the relay: {error}")));
+        }
+        NodeEvent::Ping { peer, rtt } if peer == relay => {
+            conn.rtt.set(Some(rtt));
+            let t = conn.started.elapsed().as_secs_f64();
+            conn.rtt_history.update(|s| s.points.push((t, rtt.as_secs_f64() * 1e3)));
+        }
+        NodeEvent::Reserved { .. } => conn.reachable.set(true),
+        NodeEvent::ReservationFailed { error } => {
+            conn.notice.set(Some(format!("other peers cannot reach this page: {error}")));
+        }
+        NodeEvent::Room(update) if Some(&update.room) == conn.room.get_untracked().as_ref() => {
+            conn.members.set(update.members);
+        }
+        NodeEvent::Error { error } => conn.notice.set(Some(error)),
+        _ => {}
+    }
 }

@@ -1,7 +1,12 @@
 //! syncscope's browser UI: joins the network through the relay and shows what the protocols do.
 
 mod app;
+mod chart;
 mod config;
 mod connection;
+mod export;
 
 pub use app::App;
+
+#[cfg(test)]
+wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);

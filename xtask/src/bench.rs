@@ -6,17 +6,26 @@ use anyhow::Result;
 use crate::cmd;
 use crate::project_root;
 
+/// Benchmarks that run other binaries of the workspace, which must be built first.
+const NEEDS: &[(&str, &[&str])] = &[("relay", &["syncscope-relay"])];
+
 pub fn run(args: &[String]) -> Result<()> {
     if !project_root().join("bench/Cargo.toml").exists() {
         println!("no benchmarks exist yet");
         return Ok(());
     }
-    let mut cmd = cmd::cargo();
-    cmd.args(["run", "--quiet", "--release", "-p", "syncscope-bench", "--"]);
-    if args.is_empty() {
-        cmd.arg("--help");
-    } else {
-        cmd.args(args);
+    let name = args.first().map(String::as_str);
+    for (_, packages) in NEEDS.iter().filter(|(bench, _)| Some(*bench) == name) {
+        for package in *packages {
+            cmd::run(cmd::cargo().args(["build", "--quiet", "--release", "-p", package]))?;
+        }
     }
-    cmd::run(&mut cmd)
+    let mut bench = cmd::cargo();
+    bench.args(["run", "--quiet", "--release", "-p", "syncscope-bench", "--"]);
+    if args.is_empty() {
+        bench.arg("--help");
+    } else {
+        bench.args(args);
+    }
+    cmd::run(&mut bench)
 }

@@ -45,7 +45,7 @@ fn wasm_tests() -> Result<()> {
     tools::wasm_target()?;
     tools::wasm_bindgen()?;
     tools::chromium()?;
-    cmd::run(wasm(cmd::cargo().args(["test", "-p", "syncscope-node"])))
+    cmd::run(wasm(cmd::cargo().args(["test", "-p", "syncscope-node", "-p", "syncscope-ui"])))
 }
 
 fn wasm(cmd: &mut Command) -> &mut Command {

@@ -4,9 +4,18 @@
 mod behaviour;
 pub mod bitswap;
 pub mod framed;
+mod membership;
 mod node;
+mod rooms;
 mod transport;
 
 pub use behaviour::{NodeBehaviour, NodeBehaviourEvent, IDENTIFY_PROTOCOL, PING_INTERVAL};
-pub use node::{start, NodeConfig, NodeEvent, NodeHandle, RelayAddress, StartError, TransportKind};
+pub use libp2p::{Multiaddr, PeerId};
+pub use membership::{RoomMember, RoomUpdate};
+pub use node::{
+    start, NodeConfig, NodeEvent, NodeHandle, NodeStopped, RelayAddress, StartError, TransportKind,
+};
+pub use rooms::{
+    rooms_behaviour, RoomTopics, RoomsBehaviour, RoomsConfigError, MAX_ROOMS_PER_PEER,
+};
 pub use transport::{build_swarm, BuildError};

@@ -23,6 +23,9 @@ const IDLE_CONNECTION_TIMEOUT: Duration = Duration::from_secs(300);
 
 #[cfg(target_arch = "wasm32")]
 mod imp {
+    /// Shown to peers in identify's agent string.
+    pub const PLATFORM: &str = "browser";
+
     use libp2p::core::{upgrade::Version, Transport as _};
     use libp2p::{noise, webrtc_websys, websocket_websys, yamux, SwarmBuilder};
 
@@ -46,7 +49,7 @@ mod imp {
             .map_err(build_error)?
             .with_relay_client(noise::Config::new, yamux::Config::default)
             .map_err(build_error)?
-            .with_behaviour(NodeBehaviour::new)
+            .with_behaviour(|key, relay| NodeBehaviour::new(key, relay).map_err(Into::into))
             .map_err(build_error)?
             .with_swarm_config(|c| c.with_idle_connection_timeout(IDLE_CONNECTION_TIMEOUT))
             .build())
@@ -55,6 +58,9 @@ mod imp {
 
 #[cfg(not(target_arch = "wasm32"))]
 mod imp {
+    /// Shown to peers in identify's agent string.
+    pub const PLATFORM: &str = "native";
+
     use libp2p::{noise, tcp, yamux, SwarmBuilder};
 
     use super::*;
@@ -75,11 +81,11 @@ mod imp {
             .map_err(build_error)?
             .with_relay_client(noise::Config::new, yamux::Config::default)
             .map_err(build_error)?
-            .with_behaviour(NodeBehaviour::new)
+            .with_behaviour(|key, relay| NodeBehaviour::new(key, relay).map_err(Into::into))
             .map_err(build_error)?
             .with_swarm_config(|c| c.with_idle_connection_timeout(IDLE_CONNECTION_TIMEOUT))
             .build())
     }
 }
 
-pub use imp::build_swarm;
+pub use imp::{build_swarm, PLATFORM};

@@ -1,0 +1,37 @@
+// Two browser tabs that open the same share link find each other through the relay's room, and
+// a tab that closes disappears from the other's member list.
+import { expect, screenshot } from '../lib/assert.mjs';
+
+async function memberIds(page) {
+  return page.getByTestId('member').evaluateAll((els) => els.map((e) => e.dataset.peer));
+}
+
+async function ownId(page) {
+  await page.getByTestId('own-peer-id').filter({ hasText: /^12D3KooW/ }).waitFor({ timeout: 30_000 });
+  return page.getByTestId('own-peer-id').textContent();
+}
+
+export default {
+  'two tabs in the same room see each other and a closed tab leaves': async ({ page, relay, openPage }) => {
+    const room = `e2e-${Date.now()}`;
+    await page.goto(`${relay.url}?room=${room}&transport=ws`);
+    expect(await page.getByTestId('room').textContent(), 'room name').toBe(room);
+    const link = await page.getByTestId('share-link').getAttribute('href');
+    expect(link, 'share link').toMatch(new RegExp(`[?&]room=${room}`));
+
+    const other = await openPage();
+    try {
+      await other.page.goto(link);
+      const [a, b] = [await ownId(page), await ownId(other.page)];
+      await page.getByTestId('member-count').filter({ hasText: '1 other peer' }).waitFor({ timeout: 15_000 });
+      await other.page.getByTestId('member-count').filter({ hasText: '1 other peer' }).waitFor({ timeout: 15_000 });
+      expect((await memberIds(page)).join(), 'first tab lists the second').toBe(b);
+      expect((await memberIds(other.page)).join(), 'second tab lists the first').toBe(a);
+      await screenshot(page, 'room-two-tabs');
+      if (other.errors.length) throw new Error(`errors in the second tab:\n  ${other.errors.join('\n  ')}`);
+    } finally {
+      await other.close();
+    }
+    await page.getByTestId('member-count').filter({ hasText: 'no one else is here yet' }).waitFor({ timeout: 10_000 });
+  },
+};

@@ -1,0 +1,112 @@
+//! The member side of rooms: subscribing, checking that lists come from the relay, and turning
+//! them into joins and leaves.
+
+use std::collections::BTreeMap;
+
+use libp2p::{
+    gossipsub::{self, IdentTopic, MessageAcceptance},
+    multiaddr::Protocol,
+    Multiaddr, PeerId,
+};
+
+use super::rooms::RoomsBehaviour;
+use crate::proto::rooms::{room_of, topic_of, Member, RoomChange, RoomError, RoomView};
+
+/// A peer in a room, as the relay lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RoomMember {
+    pub peer: PeerId,
+    /// Circuit addresses through the relay; the first goes through the same relay transport this
+    /// node uses.
+    pub addrs: Vec<Multiaddr>,
+    pub agent: String,
+}
+
+/// What changed in a room.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RoomUpdate {
+    pub room: String,
+    pub joined: Vec<RoomMember>,
+    pub left: Vec<PeerId>,
+    pub members: Vec<RoomMember>,
+}
+
+/// The rooms this node is in.
+pub struct Membership {
+    me: PeerId,
+    relay: PeerId,
+    views: BTreeMap<String, RoomView>,
+}
+
+impl Membership {
+    pub fn new(me: PeerId, relay: PeerId) -> Self {
+        Self { me, relay, views: BTreeMap::new() }
+    }
+
+    pub fn join(&mut self, gossip: &mut RoomsBehaviour, room: &str) -> Result<(), RoomError> {
+        let topic = topic_of(room)?;
+        if gossip.subscribe(&IdentTopic::new(topic)).is_ok() {
+            self.views.entry(room.to_string()).or_insert_with(|| RoomView::new(room));
+        }
+        Ok(())
+    }
+
+    pub fn leave(&mut self, gossip: &mut RoomsBehaviour, room: &str) {
+        if let Ok(topic) = topic_of(room) {
+            gossip.unsubscribe(&IdentTopic::new(topic));
+        }
+        self.views.remove(room);
+    }
+
+    /// Handles a rooms message: accepted only from the relay, on a room this node is in.
+    pub fn handle(
+        &mut self,
+        gossip: &mut RoomsBehaviour,
+        source: PeerId,
+        id: gossipsub::MessageId,
+        message: gossipsub::Message,
+        relay_addr: Option<&Multiaddr>,
+    ) -> Option<Result<RoomUpdate, RoomError>> {
+        let from_relay = message.source == Some(self.relay);
+        let view = room_of(message.topic.as_str()).and_then(|r| self.views.get_mut(r));
+        let verdict = if from_relay && view.is_some() {
+            MessageAcceptance::Accept
+        } else {
+            MessageAcceptance::Reject
+        };
+        gossip.report_message_validation_result(&id, &source, verdict);
+        let view = view.filter(|_| from_relay)?;
+        Some(
+            view.apply(&message.data, &self.me.to_bytes())
+                .map(|changes| update(view, changes, relay_addr)),
+        )
+    }
+}
+
+fn update(view: &RoomView, changes: Vec<RoomChange>, relay_addr: Option<&Multiaddr>) -> RoomUpdate {
+    let mut out =
+        RoomUpdate { room: view.name().to_string(), joined: vec![], left: vec![], members: vec![] };
+    for change in changes {
+        match change {
+            RoomChange::Joined(m) => out.joined.extend(member(&m, relay_addr)),
+            RoomChange::Left(id) => out.left.extend(PeerId::from_bytes(&id).ok()),
+        }
+    }
+    out.members = view.members().filter_map(|m| member(m, relay_addr)).collect();
+    out
+}
+
+/// The address up to its first `/p2p`: how the relay is reached.
+fn transport_part(addr: &Multiaddr) -> Multiaddr {
+    addr.iter().take_while(|p| !matches!(p, Protocol::P2p(_))).collect()
+}
+
+fn member(m: &Member, relay_addr: Option<&Multiaddr>) -> Option<RoomMember> {
+    let peer = PeerId::from_bytes(&m.peer_id).ok()?;
+    let mut addrs: Vec<Multiaddr> =
+        m.addrs.iter().filter_map(|a| Multiaddr::try_from(a.clone()).ok()).collect();
+    if let Some(relay) = relay_addr.map(transport_part) {
+        addrs.sort_by_key(|a| transport_part(a) != relay);
+    }
+    Some(RoomMember { peer, addrs, agent: m.agent.clone() })
+}

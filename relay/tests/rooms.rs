@@ -1,0 +1,88 @@
+//! Discovery through rooms on a real relay process: members see each other within 2 s and a
+//! member that leaves is gone from the others' lists within 10 s.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+
+use common::{node, wait_for, Relay};
+use libp2p::PeerId;
+use syncscope_node::net::{NodeEvent, NodeHandle};
+
+/// Waits until `handle`'s latest view of `room` equals `expected`.
+async fn wait_members(
+    handle: &mut NodeHandle,
+    room: &str,
+    expected: &BTreeSet<PeerId>,
+    timeout: Duration,
+) {
+    wait_for(handle, timeout, |e| match e {
+        NodeEvent::Room(update) if update.room == room => {
+            update.members.iter().map(|m| m.peer).collect::<BTreeSet<_>>() == *expected
+        }
+        _ => false,
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn members_see_each_other_and_leavers_disappear() {
+    let relay = Relay::start(&[]);
+    let mut nodes = Vec::new();
+    for _ in 0..3 {
+        nodes.push(node(&relay, "tcp").await);
+    }
+    let ids: Vec<PeerId> = nodes.iter().map(|n| n.peer_id).collect();
+
+    let joined = Instant::now();
+    for n in &mut nodes {
+        n.join_room("lab").unwrap();
+    }
+    for n in &mut nodes {
+        let others: BTreeSet<_> = ids.iter().copied().filter(|p| *p != n.peer_id).collect();
+        wait_members(n, "lab", &others, Duration::from_secs(2)).await;
+    }
+    println!("all three saw each other after {:?}", joined.elapsed());
+
+    let leaver = nodes.pop().unwrap();
+    let left = Instant::now();
+    drop(leaver);
+    let remaining: Vec<PeerId> = nodes.iter().map(|n| n.peer_id).collect();
+    for n in &mut nodes {
+        let others: BTreeSet<_> = remaining.iter().copied().filter(|p| *p != n.peer_id).collect();
+        wait_members(n, "lab", &others, Duration::from_secs(10)).await;
+    }
+    println!("the leaver was gone after {:?}", left.elapsed());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn member_addresses_go_through_the_relay_and_are_dialable() {
+    let relay = Relay::start(&[]);
+    let mut a = node(&relay, "tcp").await;
+    let mut b = node(&relay, "ws").await;
+    a.join_room("dial").unwrap();
+    b.join_room("dial").unwrap();
+    let event = wait_for(
+        &mut a,
+        Duration::from_secs(5),
+        |e| matches!(e, NodeEvent::Room(u) if !u.members.is_empty()),
+    )
+    .await;
+    let NodeEvent::Room(update) = event else { unreachable!() };
+    let member = &update.members[0];
+    assert_eq!(member.peer, b.peer_id);
+    assert!(member.agent.starts_with("syncscope/"), "agent {:?}", member.agent);
+    assert!(member.addrs[0].to_string().contains("/p2p-circuit/"), "{:?}", member.addrs);
+    assert!(
+        !member.addrs[0].to_string().contains("/ws/"),
+        "our own transport (tcp) comes first: {:?}",
+        member.addrs
+    );
+
+    a.dial(member.addrs[0].clone()).unwrap();
+    wait_for(&mut a, Duration::from_secs(5), |e| {
+        matches!(e, NodeEvent::Connected { peer, transport: syncscope_node::net::TransportKind::Circuit, .. } if *peer == b.peer_id)
+    })
+    .await;
+}
