@@ -1,9 +1,9 @@
 //! `bitswap-net`: Bitswap over real libp2p swarms on loopback TCP (noise, yamux): one fetcher and
 //! N seeds that each hold every block, the sessions client against the legacy one, each variant
-//! run several times in one go. Prints one table: median wall time, throughput, duplicates,
-//! messages, and percentiles of block arrival after the fetch started; the last column is the
-//! row's median time over the sessions row with the same seeds. Every block is checked against
-//! its CID.
+//! run several times in one go. Prints one table (or CSV, JSON): median wall time and its spread,
+//! throughput, duplicates, messages, and percentiles of block arrival after the fetch started;
+//! the last column is the row's median time over the sessions row with the same seeds. Every
+//! block is checked against its CID.
 //!
 //! Wall-clock figures on a shared machine: for the protocol's behaviour in controlled networks,
 //! use the deterministic simulator (`bitswap`).
@@ -18,9 +18,12 @@ use libp2p::swarm::SwarmEvent;
 use libp2p::{identity::Keypair, noise, tcp, yamux, Multiaddr, Swarm, SwarmBuilder};
 use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use serde_json::{json, Value};
 use syncscope_node::net::bitswap::{Behaviour, Config, Event};
 use syncscope_node::proto::bitswap::raw_cid;
 use syncscope_node::store::MemoryBlockStore;
+
+use crate::report::{render, spread, Format, Row};
 
 type Node = Swarm<Behaviour<MemoryBlockStore>>;
 
@@ -35,6 +38,8 @@ pub struct Args {
     /// Runs per variant; the table shows the median.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u16).range(1..))]
     runs: u16,
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
 }
 
 fn node(config: Config) -> Node {
@@ -138,11 +143,18 @@ pub fn run(args: Args) -> Result<(), String> {
         .enable_all()
         .build()
         .map_err(|e| format!("tokio runtime: {e}"))?;
-    runtime.block_on(table(args));
+    let rows = runtime.block_on(rows(&args));
+    let note = format!(
+        "{} blocks x {} B, every seed holds every block; time_ms is the median of {} runs \
+         (min-max beside it), the other columns are from the median run; x_sessions is time_ms \
+         over the sessions row with as many seeds",
+        args.blocks, args.size, args.runs
+    );
+    print!("{}", render(args.format, &rows, &[note]));
     Ok(())
 }
 
-async fn table(args: Args) {
+async fn rows(args: &Args) -> Vec<Row> {
     let mut rng = ChaCha8Rng::seed_from_u64(1);
     let blocks: Vec<(Cid, Bytes)> = (0..args.blocks)
         .map(|_| {
@@ -152,52 +164,40 @@ async fn table(args: Args) {
         })
         .collect();
     let total_mb = (args.blocks * args.size) as f64 / 1e6;
-    println!(
-        "{} blocks x {} B ({total_mb:.1} MB), median of {} runs, every seed holds every block",
-        args.blocks, args.size, args.runs
-    );
-    println!(
-        "{:<9} {:>5} {:>10} {:>8} {:>6} {:>7} {:>8} {:>9} {:>9} {:>9} {:>9}",
-        "mode",
-        "seeds",
-        "time_ms",
-        "MB/s",
-        "dups",
-        "dup_%",
-        "msgs_in",
-        "MB_in",
-        "p50_ms",
-        "p99_ms",
-        "x_sess"
-    );
-    let variants = [("sessions", 1), ("sessions", 3), ("legacy", 1), ("legacy", 3)];
-    let mut sessions_time = [None, None];
-    for (mode, seeds) in variants {
+    let mut rows = Vec::new();
+    let mut sessions_ms = [None, None];
+    for (mode, seeds) in [("sessions", 1), ("sessions", 3), ("legacy", 1), ("legacy", 3)] {
         let mut outcomes = Vec::new();
         for _ in 0..args.runs {
             let config = if mode == "legacy" { Config::legacy() } else { Config::default() };
             outcomes.push(fetch(config, seeds, &blocks).await);
         }
+        let times: Vec<f64> = outcomes.iter().map(|o| ms(o.time)).collect();
+        let (median, min, max) = spread(&times);
         outcomes.sort_by_key(|o| o.time);
         let o = &outcomes[outcomes.len() / 2];
-        let slot = &mut sessions_time[usize::from(seeds > 1)];
-        let base = *slot.get_or_insert(o.time);
+        let base = *sessions_ms[usize::from(seeds > 1)].get_or_insert(median);
         let mut arrivals = o.arrivals.clone();
         arrivals.sort();
         let received = o.arrivals.len() as u64 + o.duplicates;
-        println!(
-            "{:<9} {:>5} {:>10.1} {:>8.1} {:>6} {:>7.1} {:>8} {:>9.1} {:>9.1} {:>9.1} {:>9.2}",
-            mode,
-            seeds,
-            ms(o.time),
-            total_mb / o.time.as_secs_f64(),
-            o.duplicates,
-            100.0 * o.duplicates as f64 / received as f64,
-            o.msgs_received,
-            o.bytes_received as f64 / 1e6,
-            ms(percentile(&arrivals, 0.5)),
-            ms(percentile(&arrivals, 0.99)),
-            o.time.as_secs_f64() / base.as_secs_f64(),
-        );
+        let row = json!({
+            "mode": mode,
+            "seeds": seeds,
+            "time_ms": median,
+            "min_ms": min,
+            "max_ms": max,
+            "mb_per_s": total_mb / (median / 1000.0),
+            "dups": o.duplicates,
+            "dup_pct": 100.0 * o.duplicates as f64 / received as f64,
+            "msgs_in": o.msgs_received,
+            "mb_in": o.bytes_received as f64 / 1e6,
+            "p50_ms": ms(percentile(&arrivals, 0.5)),
+            "p99_ms": ms(percentile(&arrivals, 0.99)),
+            "x_sessions": median / base,
+        });
+        if let Value::Object(row) = row {
+            rows.push(row);
+        }
     }
+    rows
 }
