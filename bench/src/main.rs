@@ -7,6 +7,7 @@ use clap::{Parser, Subcommand};
 
 mod alloc_counter;
 mod bitswap;
+mod bitswap_net;
 mod delay_proxy;
 mod libp2p_host;
 mod pullsync;
@@ -28,6 +29,8 @@ struct Cli {
 enum Command {
     /// Bitswap sessions vs the legacy client on the seed's matrix, realistic and datacenter sets.
     Bitswap(bitswap::Args),
+    /// Bitswap over real libp2p swarms on loopback TCP: sessions vs legacy, one and three seeds.
+    BitswapNet(bitswap_net::Args),
     /// The relay under load: memory per connection, throughput through one circuit, relayed dial
     /// time (real processes on loopback).
     Relay(relay::Args),
@@ -50,6 +53,7 @@ fn main() -> ExitCode {
     };
     let result = match cli.command {
         Command::Bitswap(args) => bitswap::run(args),
+        Command::BitswapNet(args) => bitswap_net::run(args),
         Command::Relay(args) => relay::run(args).map_err(|e| format!("{e:#}")),
         Command::Pullsync(args) => pullsync::run(args),
     };
@@ -89,6 +93,10 @@ mod tests {
         assert!(cli.is_ok());
         let bad = Cli::try_parse_from(["syncscope-bench", "bitswap", "--format", "xml"]);
         assert!(bad.is_err());
+        let net = Cli::try_parse_from(["syncscope-bench", "bitswap-net", "--blocks", "10"]);
+        assert!(net.is_ok());
+        let no_runs = Cli::try_parse_from(["syncscope-bench", "bitswap-net", "--runs", "0"]);
+        assert!(no_runs.is_err());
     }
 
     #[test]

@@ -2,8 +2,11 @@
 //! transports.
 #![cfg(target_arch = "wasm32")]
 
+mod block_store_suite;
+
 use libp2p::identity::Keypair;
-use syncscope_node::{net::build_swarm, store::IndexedDbStore};
+use syncscope_node::net::build_swarm;
+use syncscope_node::store::{IndexedDbStore, MemoryBlockStore};
 use wasm_bindgen_test::{wasm_bindgen_test, wasm_bindgen_test_configure};
 
 wasm_bindgen_test_configure!(run_in_browser);
@@ -33,6 +36,16 @@ async fn indexed_db_keeps_values_across_reopen() {
     }
     let reopened = IndexedDbStore::open(&name).await.unwrap();
     assert_eq!(reopened.get(b"k").await.unwrap().as_deref(), Some(&b"persisted"[..]));
+}
+
+#[wasm_bindgen_test]
+async fn indexed_db_is_a_conforming_block_store() {
+    block_store_suite::conformance(IndexedDbStore::open(&fresh_db("blocks")).await.unwrap()).await;
+}
+
+#[wasm_bindgen_test]
+async fn memory_block_store_conforms_in_the_browser() {
+    block_store_suite::conformance(MemoryBlockStore::new()).await;
 }
 
 #[wasm_bindgen_test]

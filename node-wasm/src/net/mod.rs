@@ -2,6 +2,8 @@
 //! drives the swarm.
 
 mod behaviour;
+pub mod bitswap;
+pub mod framed;
 mod membership;
 mod node;
 pub mod pullsync;

@@ -1,13 +1,16 @@
-//! Byte values in the browser's IndexedDB, keyed by bytes.
+//! Byte values in the browser's IndexedDB, keyed by bytes; also a [`BlockStore`] keyed by CID
+//! (give blocks a database of their own).
 //!
 //! Writes are batched: one read-write transaction per `put_many` call. One transaction per value
 //! manages about 1,350 values/s on disk in Chromium; 250 per transaction manage 5,000-7,500/s.
 
+use bytes::Bytes;
+use cid::Cid;
 use idb::{Database, DatabaseEvent, Factory, ObjectStoreParams, Query, TransactionMode};
 use js_sys::Uint8Array;
 use wasm_bindgen::{JsCast, JsValue};
 
-use super::StoreError;
+use super::{BlockStore, StoreError};
 
 const OBJECT_STORE: &str = "values";
 const SCHEMA_VERSION: u32 = 1;
@@ -61,6 +64,37 @@ impl IndexedDbStore {
                     .map_err(|_| StoreError::Corrupt("value is not a byte array".into()))
             })
             .transpose()
+    }
+}
+
+impl IndexedDbStore {
+    /// Whether a value is stored under `key`, without reading it.
+    pub async fn contains(&self, key: &[u8]) -> Result<bool, StoreError> {
+        let tx = self.db.transaction(&[OBJECT_STORE], TransactionMode::ReadOnly)?;
+        let count = tx.object_store(OBJECT_STORE)?.count(Some(Query::Key(bytes(key))))?.await?;
+        tx.await?;
+        Ok(count > 0)
+    }
+}
+
+/// Blocks keyed by their CID's bytes. `put` looks before it writes, in two transactions: two
+/// puts of one block at once may both report it new, which costs nothing but the flag.
+impl BlockStore for IndexedDbStore {
+    async fn get(&self, cid: &Cid) -> Result<Option<Bytes>, StoreError> {
+        Ok(IndexedDbStore::get(self, &cid.to_bytes()).await?.map(Bytes::from))
+    }
+
+    async fn put(&self, cid: Cid, data: Bytes) -> Result<bool, StoreError> {
+        let key = cid.to_bytes();
+        if self.contains(&key).await? {
+            return Ok(false);
+        }
+        self.put_many([(&key[..], &data[..])]).await?;
+        Ok(true)
+    }
+
+    async fn has(&self, cid: &Cid) -> Result<bool, StoreError> {
+        self.contains(&cid.to_bytes()).await
     }
 }
 

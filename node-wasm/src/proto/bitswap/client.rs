@@ -196,7 +196,14 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Client<P> {
         &self.stats
     }
 
+    /// A peer connected: sessions forget what it was asked on an earlier connection (its
+    /// answers were lost with it), so their wants can go to it again.
     pub fn peer_connected(&mut self, peer: P, version: ProtocolVersion) {
+        if !self.peers.contains_key(&peer) {
+            for s in self.sessions.values_mut() {
+                s.forget_peer(peer);
+            }
+        }
         self.peers.entry(peer).or_insert_with(|| PeerState {
             version,
             sent: HashMap::new(),
@@ -922,6 +929,24 @@ mod tests {
         assert!(sent_by(&mut c, idle).is_empty(), "rebroadcast is debounced too");
         let sent = sent_by(&mut c, idle + 25 * MS);
         assert_eq!(wants_of(&sent, WantType::Block), vec![3]);
+    }
+
+    #[test]
+    fn a_peer_that_reconnects_is_asked_again() {
+        let now = Instant::now();
+        let mut c = client(1, ClientMode::Sessions);
+        let s = c.new_session(now);
+        c.want(now, s, [block(1).cid]);
+        let sent = sent_by(&mut c, now + 25 * MS);
+        assert_eq!(wants_of(&sent, WantType::Block), vec![0]);
+        // The connection drops with the answer on it, and the peer comes back.
+        c.peer_disconnected(now + 30 * MS, 0);
+        c.peer_connected(0, V12);
+        let sent = sent_by(&mut c, now + 60 * MS);
+        assert_eq!(wants_of(&sent, WantType::Block), vec![0], "asked again at once");
+        let b = block(1);
+        c.handle_message(now + 80 * MS, 0, &blocks(std::slice::from_ref(&b)));
+        assert_eq!(c.poll_event(), Some(Event::Block { session: s, block: b }));
     }
 
     #[test]

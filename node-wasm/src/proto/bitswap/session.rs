@@ -544,6 +544,16 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
         touched
     }
 
+    /// A peer that connects again starts afresh: what it was asked and said on its earlier
+    /// connection is forgotten, so that pending wants can go to it again.
+    pub(super) fn forget_peer(&mut self, peer: P) {
+        for want in self.wants.values_mut() {
+            want.asked.remove(&peer);
+            want.presence.remove(&peer);
+            want.live_block.remove(&peer);
+        }
+    }
+
     /// Idle tick: every pending want goes to the connected peers not asked yet.
     pub(super) fn rebroadcast(
         &mut self,

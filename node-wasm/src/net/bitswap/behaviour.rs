@@ -1,0 +1,843 @@
+//! The node-wide side of Bitswap: owns the sans-IO [`Node`] and the [`BlockStore`], routes the
+//! node's messages to connections and what they read back to the node, drives its timer, answers
+//! its block loads, stores verified blocks, tracks fetches, and disconnects peers that misbehave.
+
+use std::collections::hash_map::Entry;
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
+
+use bytes::Bytes;
+use cid::Cid;
+use futures::stream::FuturesUnordered;
+use futures::{FutureExt, StreamExt};
+use futures_timer::Delay;
+use libp2p::core::transport::PortUse;
+use libp2p::core::Endpoint;
+use libp2p::swarm::{
+    CloseConnection, ConnectionClosed, ConnectionDenied, ConnectionId, FromSwarm, NetworkBehaviour,
+    NotifyHandler, THandler, THandlerInEvent, THandlerOutEvent, ToSwarm,
+};
+use libp2p::{Multiaddr, PeerId};
+use web_time::Instant;
+
+use super::handler::{Command, Handler, HandlerConfig, HandlerEvent, StreamError};
+use crate::cond_send::BoxFuture;
+use crate::proto::bitswap::{
+    self, verify, Counters, Message, Node, ProtocolVersion, SessionId, Transmit, VerifyError,
+};
+use crate::store::{BlockStore, StoreError};
+
+/// Settings of the Bitswap glue: the core's [`bitswap::Config`] plus what the glue decides.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Config {
+    pub bitswap: bitswap::Config,
+    /// Versions offered on outbound streams (newest first) and accepted on inbound ones.
+    pub versions: Vec<ProtocolVersion>,
+    /// Inbound streams read at once per connection; more are refused.
+    pub max_inbound_streams: usize,
+    /// Blocks a peer may send that nobody asked for (beyond those of fetches closed while the
+    /// blocks were on their way) before it is disconnected. An honest peer sends none: a block
+    /// whose data does not match the CID it was sent for arrives as one of these.
+    pub max_unsolicited_blocks: u64,
+    /// CIDs of closed fetches remembered, so that their blocks still on the way are not held
+    /// against the peers that send them.
+    pub cancelled_memory: usize,
+    /// Wants handed to the client at once, over all fetches; the rest wait their turn. Servers
+    /// (boxo's and ours) keep at most 1024 wants per peer and ignore the rest, so a window under
+    /// that keeps every want alive.
+    pub max_active_wants: usize,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            bitswap: bitswap::Config::default(),
+            versions: ProtocolVersion::ALL.to_vec(),
+            max_inbound_streams: 32,
+            max_unsolicited_blocks: 8,
+            cancelled_memory: 1 << 14,
+            max_active_wants: 512,
+        }
+    }
+}
+
+impl Config {
+    pub fn new(bitswap: bitswap::Config) -> Self {
+        Self { bitswap, ..Self::default() }
+    }
+
+    /// The pre-1.2 client of [`bitswap::ClientMode::Legacy`] speaking at most 1.1.0, as the
+    /// benchmark's legacy rows do.
+    pub fn legacy() -> Self {
+        Self::new(bitswap::Config::new(bitswap::ClientMode::Legacy))
+            .with_versions(vec![ProtocolVersion::V1_1_0])
+    }
+
+    /// Versions in order of preference; they are sorted newest first.
+    pub fn with_versions(mut self, mut versions: Vec<ProtocolVersion>) -> Self {
+        versions.sort_unstable_by(|a, b| b.cmp(a));
+        versions.dedup();
+        self.versions = versions;
+        self
+    }
+
+    pub fn with_max_inbound_streams(mut self, streams: usize) -> Self {
+        self.max_inbound_streams = streams;
+        self
+    }
+
+    pub fn with_max_unsolicited_blocks(mut self, blocks: u64) -> Self {
+        self.max_unsolicited_blocks = blocks;
+        self
+    }
+
+    pub fn with_max_active_wants(mut self, wants: usize) -> Self {
+        self.max_active_wants = wants.max(1);
+        self
+    }
+}
+
+/// How a peer broke the protocol.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Misbehaviour {
+    /// It sent a block whose data does not hash to the CID it came with.
+    #[error("invalid block {0}")]
+    InvalidBlock(Cid),
+    /// An oversized or malformed frame or message.
+    #[error(transparent)]
+    Stream(#[from] StreamError),
+    /// It sent more blocks than [`Config::max_unsolicited_blocks`] that nobody asked for.
+    #[error("{0} unsolicited blocks")]
+    UnsolicitedBlocks(u64),
+}
+
+/// What the behaviour reports to the node driver.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Event {
+    /// The peer speaks Bitswap at `version`: it takes part in fetches and is served.
+    PeerConnected { peer: PeerId, version: ProtocolVersion },
+    /// The peer is gone, or its connections can no longer carry Bitswap.
+    PeerDisconnected { peer: PeerId },
+    /// A verified block `fetch` asked for, now in the store (unless [`Event::StoreFailed`] said
+    /// otherwise for it).
+    Block { fetch: SessionId, cid: Cid, data: Bytes },
+    /// Every block `fetch` asked for so far has arrived. The fetch stays open for more
+    /// ([`Behaviour::fetch_more`]) until [`Behaviour::close`].
+    FetchDone { fetch: SessionId },
+    /// A block given to [`Behaviour::add_block`] is stored and served.
+    BlockAdded { cid: Cid },
+    /// The peer broke the protocol: its stream was reset and it is being disconnected.
+    Misbehaved { peer: PeerId, error: Misbehaviour },
+    /// The store failed to read or keep `cid`.
+    StoreFailed { cid: Cid, error: StoreError },
+}
+
+/// Why a fetch could not be extended.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum FetchError {
+    #[error("no open fetch {0:?}")]
+    Unknown(SessionId),
+}
+
+/// A snapshot of the counters, cheap to take for the UI.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// The core's counters: messages, bytes, blocks, duplicates, unsolicited, invalid, timeouts.
+    pub counters: Counters,
+    /// Peers that speak Bitswap with us.
+    pub peers: usize,
+    pub open_fetches: usize,
+    /// Blocks wanted by open fetches and not received yet.
+    pub wanted_blocks: usize,
+    /// Of those, the ones handed to the client (at most [`Config::max_active_wants`]).
+    pub active_wants: usize,
+    pub store_reads_in_flight: usize,
+    pub store_writes_in_flight: usize,
+    pub store_failures: u64,
+    /// Peers disconnected for breaking the protocol.
+    pub peers_disconnected: u64,
+    /// Inbound streams refused because a connection had too many open.
+    pub streams_refused: u64,
+}
+
+/// Store work in flight and what it was for.
+enum Task {
+    /// Block data the server asked for with [`bitswap::Event::Load`].
+    Serve { cid: Cid, result: Result<Option<Bytes>, StoreError> },
+    /// A block a fetch wants, found in the index.
+    Local { fetch: SessionId, cid: Cid, result: Result<Option<Bytes>, StoreError> },
+    /// A verified block put into the store.
+    Stored { cid: Cid, data: Bytes, result: Result<bool, StoreError> },
+}
+
+#[derive(Debug, Default)]
+struct Fetch {
+    /// Everything not delivered yet.
+    pending: HashSet<Cid>,
+    /// Not handed to the client yet, in the order asked.
+    waiting: VecDeque<Cid>,
+    /// Handed to the client.
+    active: HashSet<Cid>,
+}
+
+/// Who waits for a block being stored.
+#[derive(Debug, Default)]
+struct Storing {
+    fetches: Vec<SessionId>,
+    added: bool,
+}
+
+#[derive(Debug)]
+struct Connection {
+    peer: PeerId,
+    /// The version its outbound stream negotiated.
+    version: Option<ProtocolVersion>,
+    /// It cannot carry Bitswap (unsupported, or its stream kept failing).
+    dead: bool,
+}
+
+#[derive(Debug, Default)]
+struct Peer {
+    /// Oldest first.
+    connections: Vec<ConnectionId>,
+    /// Told to the node with `peer_connected`.
+    connected: bool,
+    /// Being disconnected for misbehaving: nothing more it sends is read.
+    closing: bool,
+    unsolicited: u64,
+}
+
+/// CIDs remembered in insertion order, the oldest forgotten beyond a capacity.
+#[derive(Debug)]
+struct Recent {
+    set: HashSet<Cid>,
+    order: VecDeque<Cid>,
+    cap: usize,
+}
+
+impl Recent {
+    fn new(cap: usize) -> Self {
+        Self { set: HashSet::new(), order: VecDeque::new(), cap }
+    }
+
+    fn insert(&mut self, cid: Cid) {
+        if self.set.insert(cid) {
+            self.order.push_back(cid);
+        }
+        while self.order.len() > self.cap {
+            if let Some(old) = self.order.pop_front() {
+                self.set.remove(&old);
+            }
+        }
+    }
+
+    fn contains(&self, cid: &Cid) -> bool {
+        self.set.contains(cid)
+    }
+}
+
+/// Timer rounds per poll: a deadline the core keeps in the past cannot spin the task.
+const MAX_TIMER_ROUNDS: usize = 16;
+
+/// Bitswap over libp2p, standalone so that any swarm can compose it with
+/// `#[derive(NetworkBehaviour)]`. See the module docs for what the node driver does with it.
+pub struct Behaviour<S> {
+    config: Config,
+    handler_config: HandlerConfig,
+    node: Node<PeerId>,
+    store: Arc<S>,
+    connections: HashMap<ConnectionId, Connection>,
+    peers: HashMap<PeerId, Peer>,
+    /// Oldest first: waiting wants are handed out in that order.
+    fetches: BTreeMap<SessionId, Fetch>,
+    active_wants: usize,
+    storing: HashMap<Cid, Storing>,
+    cancelled: Recent,
+    tasks: FuturesUnordered<BoxFuture<'static, Task>>,
+    actions: VecDeque<ToSwarm<Event, Command>>,
+    fetching: bool,
+    timer: Option<(Instant, Delay)>,
+    waker: Option<Waker>,
+    stats: Stats,
+}
+
+impl<S: BlockStore> Behaviour<S> {
+    /// Bitswap keeping its blocks in `store`. Blocks already in a persistent store are served once
+    /// announced with [`Behaviour::index_block`].
+    pub fn new(config: Config, store: S) -> Self {
+        let handler_config = HandlerConfig {
+            versions: config.versions.clone().into(),
+            max_message_size: config.bitswap.max_message_size,
+            max_inbound_streams: config.max_inbound_streams,
+        };
+        Self {
+            node: Node::new(config.bitswap.clone()),
+            cancelled: Recent::new(config.cancelled_memory),
+            config,
+            handler_config,
+            store: Arc::new(store),
+            connections: HashMap::new(),
+            peers: HashMap::new(),
+            fetches: BTreeMap::new(),
+            active_wants: 0,
+            storing: HashMap::new(),
+            tasks: FuturesUnordered::new(),
+            actions: VecDeque::new(),
+            fetching: false,
+            timer: None,
+            waker: None,
+            stats: Stats::default(),
+        }
+    }
+
+    pub fn store(&self) -> &Arc<S> {
+        &self.store
+    }
+
+    /// The sans-IO core, to read its client and server state.
+    pub fn node(&self) -> &Node<PeerId> {
+        &self.node
+    }
+
+    /// Starts fetching `cids` in a new session. Each block arrives as one [`Event::Block`]
+    /// (blocks already held come from the store), then [`Event::FetchDone`].
+    pub fn fetch(&mut self, cids: impl IntoIterator<Item = Cid>) -> SessionId {
+        let now = Instant::now();
+        let fetch = self.node.new_session(now);
+        self.fetches.insert(fetch, Fetch::default());
+        self.want(now, fetch, cids);
+        fetch
+    }
+
+    /// Adds `cids` to an open fetch, which keeps what its session learned about peers.
+    pub fn fetch_more(
+        &mut self,
+        fetch: SessionId,
+        cids: impl IntoIterator<Item = Cid>,
+    ) -> Result<(), FetchError> {
+        if !self.fetches.contains_key(&fetch) {
+            return Err(FetchError::Unknown(fetch));
+        }
+        self.want(Instant::now(), fetch, cids);
+        Ok(())
+    }
+
+    /// Ends a fetch: what it still wants is cancelled, and the session is forgotten.
+    pub fn close(&mut self, fetch: SessionId) {
+        let now = Instant::now();
+        let Some(f) = self.fetches.remove(&fetch) else { return };
+        self.active_wants -= f.active.len();
+        for cid in f.pending {
+            self.cancelled.insert(cid);
+        }
+        self.node.close_session(now, fetch);
+        self.after_input(now);
+    }
+
+    /// Stores a block of this node's own and serves it. Refused if `data` is not what `cid`
+    /// addresses. [`Event::BlockAdded`] follows once it is stored.
+    pub fn add_block(&mut self, cid: Cid, data: Bytes) -> Result<(), VerifyError> {
+        verify(&cid, &data)?;
+        self.store_block(cid, data, |s| s.added = true);
+        self.wake();
+        Ok(())
+    }
+
+    /// Serves a block that is already in the store (a persistent store at start-up).
+    pub fn index_block(&mut self, cid: Cid, size: usize) {
+        self.node.add_block(cid, size);
+        self.after_input(Instant::now());
+    }
+
+    /// Whether the node holds `cid`, as far as its index knows.
+    pub fn has_block(&self, cid: &Cid) -> bool {
+        self.node.server().has_block(cid)
+    }
+
+    pub fn stats(&self) -> Stats {
+        Stats {
+            counters: self.node.stats(),
+            peers: self.peers.values().filter(|p| p.connected).count(),
+            open_fetches: self.fetches.len(),
+            wanted_blocks: self.fetches.values().map(|f| f.pending.len()).sum(),
+            active_wants: self.active_wants,
+            store_writes_in_flight: self.storing.len(),
+            ..self.stats
+        }
+    }
+
+    pub fn peer_stats(&self, peer: PeerId) -> Counters {
+        self.node.peer_stats(peer)
+    }
+
+    fn want(&mut self, now: Instant, fetch: SessionId, cids: impl IntoIterator<Item = Cid>) {
+        let Some(f) = self.fetches.get_mut(&fetch) else { return };
+        for cid in cids {
+            if !f.pending.insert(cid) {
+                continue;
+            }
+            if let Some(storing) = self.storing.get_mut(&cid) {
+                // Received or added a moment ago: it is reported once stored.
+                storing.fetches.push(fetch);
+            } else if self.node.server().has_block(&cid) {
+                let store = self.store.clone();
+                self.stats.store_reads_in_flight += 1;
+                self.tasks.push(Box::pin(async move {
+                    Task::Local { fetch, cid, result: store.get(&cid).await }
+                }));
+            } else {
+                f.waiting.push_back(cid);
+            }
+        }
+        if f.pending.is_empty() {
+            self.actions.push_back(ToSwarm::GenerateEvent(Event::FetchDone { fetch }));
+        }
+        self.after_input(now);
+    }
+
+    /// Hands waiting wants to the client, oldest fetch first, while fewer than
+    /// [`Config::max_active_wants`] are out.
+    fn refill(&mut self, now: Instant) {
+        for (id, f) in &mut self.fetches {
+            let room = self.config.max_active_wants.saturating_sub(self.active_wants);
+            if room == 0 {
+                return;
+            }
+            if f.waiting.is_empty() {
+                continue;
+            }
+            let batch: Vec<Cid> = f.waiting.drain(..room.min(f.waiting.len())).collect();
+            self.active_wants += batch.len();
+            f.active.extend(batch.iter().copied());
+            self.node.want(now, *id, batch);
+        }
+    }
+
+    /// Puts a verified block into the store unless it is already on its way there; `wait`
+    /// records who waits for it.
+    fn store_block(&mut self, cid: Cid, data: Bytes, wait: impl FnOnce(&mut Storing)) {
+        let entry = self.storing.entry(cid);
+        let first = matches!(entry, Entry::Vacant(_));
+        wait(entry.or_default());
+        if first {
+            self.put(cid, data);
+        }
+    }
+
+    fn put(&mut self, cid: Cid, data: Bytes) {
+        let store = self.store.clone();
+        self.tasks.push(Box::pin(async move {
+            let result = store.put(cid, data.clone()).await;
+            Task::Stored { cid, data, result }
+        }));
+    }
+
+    fn wake(&mut self) {
+        if let Some(waker) = self.waker.take() {
+            waker.wake();
+        }
+    }
+
+    fn after_input(&mut self, now: Instant) {
+        self.drain(now);
+        self.wake();
+    }
+
+    /// Drains the node in its contract's order: transmits, then events, until neither has more.
+    /// Waiting wants go in first, as far as the window allows.
+    fn drain(&mut self, now: Instant) {
+        loop {
+            self.refill(now);
+            let mut progress = false;
+            while let Some(t) = self.node.poll_transmit() {
+                progress = true;
+                self.route(t);
+            }
+            while let Some(event) = self.node.poll_event() {
+                progress = true;
+                self.on_node_event(now, event);
+            }
+            if !progress {
+                break;
+            }
+        }
+        self.update_keep_alive();
+    }
+
+    /// Hands a message to the peer's connection: the oldest whose stream is negotiated, else the
+    /// oldest still negotiating (it queues the message meanwhile).
+    fn route(&mut self, t: Transmit<PeerId>) {
+        let conns = self.peers.get(&t.peer).map(|p| p.connections.as_slice()).unwrap_or_default();
+        let usable = |id: &&ConnectionId| self.connections.get(id).is_some_and(|c| !c.dead);
+        let ready =
+            |id: &&ConnectionId| self.connections.get(id).is_some_and(|c| c.version.is_some());
+        let chosen =
+            conns.iter().filter(usable).find(ready).or_else(|| conns.iter().find(usable)).copied();
+        let Some(conn) = chosen else {
+            if t.from_server {
+                self.node.handle_sent(t.peer);
+            }
+            return;
+        };
+        self.actions.push_back(ToSwarm::NotifyHandler {
+            peer_id: t.peer,
+            handler: NotifyHandler::One(conn),
+            event: Command::Send { msg: t.msg, from_server: t.from_server },
+        });
+    }
+
+    fn on_node_event(&mut self, now: Instant, event: bitswap::Event<PeerId>) {
+        match event {
+            bitswap::Event::Block { session, block } => {
+                if self.node.server().has_block(&block.cid) {
+                    self.deliver(session, block.cid, block.data);
+                    return;
+                }
+                self.store_block(block.cid, block.data, |s| s.fetches.push(session));
+            }
+            bitswap::Event::Load(cid) => {
+                let store = self.store.clone();
+                self.stats.store_reads_in_flight += 1;
+                self.tasks.push(Box::pin(async move {
+                    Task::Serve { cid, result: store.get(&cid).await }
+                }));
+            }
+            bitswap::Event::Misbehaved { peer, cid } => {
+                self.misbehaved(now, peer, Misbehaviour::InvalidBlock(cid));
+            }
+        }
+    }
+
+    fn on_task(&mut self, now: Instant, task: Task) {
+        match task {
+            Task::Serve { cid, result } => {
+                self.stats.store_reads_in_flight -= 1;
+                let data = self.read_result(cid, result);
+                self.node.block_loaded(cid, data);
+            }
+            Task::Local { fetch, cid, result } => {
+                self.stats.store_reads_in_flight -= 1;
+                match self.read_result(cid, result) {
+                    Some(data) => self.deliver(fetch, cid, data),
+                    // The index was wrong: ask the network after all.
+                    None => {
+                        if let Some(f) = self.fetches.get_mut(&fetch) {
+                            f.waiting.push_front(cid);
+                        }
+                    }
+                }
+            }
+            Task::Stored { cid, data, result } => {
+                let storing = self.storing.remove(&cid).unwrap_or_default();
+                match result {
+                    Ok(_) => {
+                        self.node.add_block(cid, data.len());
+                        if storing.added {
+                            self.actions
+                                .push_back(ToSwarm::GenerateEvent(Event::BlockAdded { cid }));
+                        }
+                    }
+                    Err(error) => self.store_failed(cid, error),
+                }
+                for fetch in storing.fetches {
+                    self.deliver(fetch, cid, data.clone());
+                }
+            }
+        }
+        self.drain(now);
+    }
+
+    fn read_result(
+        &mut self,
+        cid: Cid,
+        result: Result<Option<Bytes>, StoreError>,
+    ) -> Option<Bytes> {
+        result.unwrap_or_else(|error| {
+            self.store_failed(cid, error);
+            None
+        })
+    }
+
+    fn store_failed(&mut self, cid: Cid, error: StoreError) {
+        tracing::warn!(%cid, %error, "bitswap store failed");
+        self.stats.store_failures += 1;
+        self.actions.push_back(ToSwarm::GenerateEvent(Event::StoreFailed { cid, error }));
+    }
+
+    /// A block reached `fetch`: reported once, and the fetch is done when nothing is pending.
+    fn deliver(&mut self, fetch: SessionId, cid: Cid, data: Bytes) {
+        let Some(f) = self.fetches.get_mut(&fetch) else { return };
+        if f.active.remove(&cid) {
+            self.active_wants -= 1;
+        }
+        if !f.pending.remove(&cid) {
+            return;
+        }
+        let done = f.pending.is_empty();
+        self.actions.push_back(ToSwarm::GenerateEvent(Event::Block { fetch, cid, data }));
+        if done {
+            self.actions.push_back(ToSwarm::GenerateEvent(Event::FetchDone { fetch }));
+        }
+    }
+
+    fn update_keep_alive(&mut self) {
+        let fetching = self.fetches.values().any(|f| !f.pending.is_empty());
+        if fetching == self.fetching {
+            return;
+        }
+        self.fetching = fetching;
+        for (id, c) in &self.connections {
+            self.actions.push_back(ToSwarm::NotifyHandler {
+                peer_id: c.peer,
+                handler: NotifyHandler::One(*id),
+                event: Command::KeepAlive(fetching),
+            });
+        }
+    }
+
+    fn misbehaved(&mut self, now: Instant, peer: PeerId, error: Misbehaviour) {
+        let Some(p) = self.peers.get_mut(&peer) else { return };
+        if std::mem::replace(&mut p.closing, true) {
+            return;
+        }
+        tracing::info!(%peer, %error, "bitswap peer misbehaved; disconnecting");
+        self.stats.peers_disconnected += 1;
+        if std::mem::take(&mut p.connected) {
+            self.node.peer_disconnected(now, peer);
+            self.actions.push_back(ToSwarm::GenerateEvent(Event::PeerDisconnected { peer }));
+        }
+        self.actions.push_back(ToSwarm::CloseConnection {
+            peer_id: peer,
+            connection: CloseConnection::All,
+        });
+        self.actions.push_back(ToSwarm::GenerateEvent(Event::Misbehaved { peer, error }));
+    }
+
+    fn on_message(&mut self, now: Instant, peer: PeerId, msg: Message) {
+        if self.peers.get(&peer).is_none_or(|p| p.closing) {
+            return;
+        }
+        if msg.blocks.is_empty() {
+            self.node.handle_message(now, peer, &msg);
+            return;
+        }
+        let excused = msg.blocks.iter().filter(|b| self.cancelled.contains(&b.cid)).count() as u64;
+        let before = self.node.peer_stats(peer).unsolicited_blocks;
+        self.node.handle_message(now, peer, &msg);
+        let unsolicited = self.node.peer_stats(peer).unsolicited_blocks - before;
+        let Some(p) = self.peers.get_mut(&peer) else { return };
+        p.unsolicited += unsolicited.saturating_sub(excused);
+        if p.unsolicited > self.config.max_unsolicited_blocks {
+            let count = p.unsolicited;
+            self.misbehaved(now, peer, Misbehaviour::UnsolicitedBlocks(count));
+        }
+    }
+
+    fn on_handler_event(&mut self, peer: PeerId, conn: ConnectionId, event: HandlerEvent) {
+        let now = Instant::now();
+        match event {
+            HandlerEvent::Ready(version) => {
+                if let Some(c) = self.connections.get_mut(&conn) {
+                    c.version = Some(version);
+                }
+                self.refresh_peer(now, peer);
+            }
+            HandlerEvent::Unsupported | HandlerEvent::OutboundFailed => {
+                if let Some(c) = self.connections.get_mut(&conn) {
+                    c.dead = true;
+                }
+                self.refresh_peer(now, peer);
+            }
+            HandlerEvent::Message(msg) => self.on_message(now, peer, msg),
+            HandlerEvent::Sent { server_msgs } => {
+                for _ in 0..server_msgs {
+                    self.node.handle_sent(peer);
+                }
+            }
+            HandlerEvent::Misbehaved(error) => self.misbehaved(now, peer, error.into()),
+            HandlerEvent::InboundRefused => self.stats.streams_refused += 1,
+        }
+        self.drain(now);
+    }
+
+    /// Tells the node whether `peer` speaks Bitswap, from the state of its connections.
+    fn refresh_peer(&mut self, now: Instant, peer: PeerId) {
+        let Some(p) = self.peers.get_mut(&peer) else { return };
+        let version = p
+            .connections
+            .iter()
+            .filter_map(|id| self.connections.get(id))
+            .find(|c| !c.dead && c.version.is_some())
+            .and_then(|c| c.version);
+        match (p.connected, version) {
+            (false, Some(version)) if !p.closing => {
+                p.connected = true;
+                self.node.peer_connected(peer, version);
+                self.actions
+                    .push_back(ToSwarm::GenerateEvent(Event::PeerConnected { peer, version }));
+            }
+            (true, None) => {
+                p.connected = false;
+                self.node.peer_disconnected(now, peer);
+                self.actions.push_back(ToSwarm::GenerateEvent(Event::PeerDisconnected { peer }));
+            }
+            _ => {}
+        }
+    }
+
+    fn new_handler(&mut self, peer: PeerId, conn: ConnectionId) -> Handler {
+        self.connections.insert(conn, Connection { peer, version: None, dead: false });
+        self.peers.entry(peer).or_default().connections.push(conn);
+        Handler::new(self.handler_config.clone(), self.fetching)
+    }
+
+    fn connection_closed(&mut self, peer: PeerId, conn: ConnectionId) {
+        let now = Instant::now();
+        if self.connections.remove(&conn).is_none() {
+            return;
+        }
+        let Some(p) = self.peers.get_mut(&peer) else { return };
+        p.connections.retain(|c| *c != conn);
+        if p.connections.is_empty() {
+            let connected = p.connected;
+            self.peers.remove(&peer);
+            // Also forgets a ledger the server opened for a peer that never got ready.
+            self.node.peer_disconnected(now, peer);
+            if connected {
+                self.actions.push_back(ToSwarm::GenerateEvent(Event::PeerDisconnected { peer }));
+            }
+        } else {
+            // Answers in flight on the lost connection are gone, both ways, and a client never
+            // asks a peer twice for one want: the peer starts afresh on the connections left, as
+            // the other end (seeing the same connection close) does with us.
+            if std::mem::take(&mut p.connected) {
+                self.node.peer_disconnected(now, peer);
+                self.actions.push_back(ToSwarm::GenerateEvent(Event::PeerDisconnected { peer }));
+            }
+            self.refresh_peer(now, peer);
+        }
+        self.drain(now);
+    }
+
+    /// Fires the node's timer once due and re-arms it for the next deadline.
+    fn poll_timer(&mut self, cx: &mut Context<'_>) {
+        for _ in 0..MAX_TIMER_ROUNDS {
+            let now = Instant::now();
+            if self.timer.as_ref().is_some_and(|(at, _)| *at <= now) {
+                self.timer = None;
+                self.node.handle_timeout(now);
+                self.drain(now);
+            }
+            let Some(at) = self.node.poll_timeout() else {
+                self.timer = None;
+                return;
+            };
+            if self.timer.as_ref().is_none_or(|(t, _)| *t != at) {
+                self.timer = Some((at, Delay::new(at.saturating_duration_since(now))));
+            }
+            let Some((_, delay)) = self.timer.as_mut() else { return };
+            if delay.poll_unpin(cx).is_pending() {
+                return;
+            }
+            // The delay may fire a little before the instant it was set for.
+            if let Some((at, _)) = self.timer.as_mut() {
+                *at = (*at).min(Instant::now());
+            }
+        }
+        cx.waker().wake_by_ref();
+    }
+}
+
+impl<S: BlockStore> NetworkBehaviour for Behaviour<S> {
+    type ConnectionHandler = Handler;
+    type ToSwarm = Event;
+
+    fn handle_established_inbound_connection(
+        &mut self,
+        conn: ConnectionId,
+        peer: PeerId,
+        _: &Multiaddr,
+        _: &Multiaddr,
+    ) -> Result<THandler<Self>, ConnectionDenied> {
+        Ok(self.new_handler(peer, conn))
+    }
+
+    fn handle_established_outbound_connection(
+        &mut self,
+        conn: ConnectionId,
+        peer: PeerId,
+        _: &Multiaddr,
+        _: Endpoint,
+        _: PortUse,
+    ) -> Result<THandler<Self>, ConnectionDenied> {
+        Ok(self.new_handler(peer, conn))
+    }
+
+    fn on_swarm_event(&mut self, event: FromSwarm) {
+        if let FromSwarm::ConnectionClosed(ConnectionClosed { peer_id, connection_id, .. }) = event
+        {
+            self.connection_closed(peer_id, connection_id);
+        }
+    }
+
+    fn on_connection_handler_event(
+        &mut self,
+        peer: PeerId,
+        conn: ConnectionId,
+        event: THandlerOutEvent<Self>,
+    ) {
+        self.on_handler_event(peer, conn, event);
+    }
+
+    fn poll(&mut self, cx: &mut Context<'_>) -> Poll<ToSwarm<Event, THandlerInEvent<Self>>> {
+        loop {
+            if let Some(action) = self.actions.pop_front() {
+                return Poll::Ready(action);
+            }
+            // The timer may start store work and store work may move the timer: both until
+            // neither has anything to do.
+            self.poll_timer(cx);
+            let mut progress = false;
+            while let Poll::Ready(Some(task)) = self.tasks.poll_next_unpin(cx) {
+                self.on_task(Instant::now(), task);
+                progress = true;
+            }
+            if !progress && self.actions.is_empty() {
+                self.waker = Some(cx.waker().clone());
+                return Poll::Pending;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::proto::bitswap::raw_cid;
+
+    #[test]
+    fn recent_forgets_the_oldest_beyond_its_capacity() {
+        let mut recent = Recent::new(2);
+        let [a, b, c] = [raw_cid(b"a"), raw_cid(b"b"), raw_cid(b"c")];
+        recent.insert(a);
+        recent.insert(b);
+        recent.insert(a);
+        recent.insert(c);
+        assert!(!recent.contains(&a));
+        assert!(recent.contains(&b) && recent.contains(&c));
+    }
+
+    #[test]
+    fn versions_are_offered_newest_first_once_each() {
+        use ProtocolVersion::*;
+        let config = Config::default().with_versions(vec![V1_0_0, V1_2_0, V1_0_0, Legacy]);
+        assert_eq!(config.versions, [V1_2_0, V1_0_0, Legacy]);
+        assert_eq!(Config::legacy().versions, [V1_1_0]);
+        assert_eq!(Config::default().versions, ProtocolVersion::ALL);
+    }
+}

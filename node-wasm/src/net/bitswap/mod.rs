@@ -1,0 +1,77 @@
+//! Bitswap over libp2p: the glue around the sans-IO cores of [`crate::proto::bitswap`], in
+//! rust-libp2p's shape.
+//!
+//! - [`Behaviour`] (a `NetworkBehaviour`) owns the [`Node`](crate::proto::bitswap::Node) and the
+//!   [`BlockStore`]; it tells the node which peers speak Bitswap and at which version, routes
+//!   its messages to connections and what they read back to it, drives its timer, answers its
+//!   block loads from the store, keeps the server's index in step with the store, stores verified
+//!   blocks, tracks fetches, and disconnects peers that misbehave.
+//! - [`Handler`] (a `ConnectionHandler`) owns one connection's streams: one long-lived outbound
+//!   stream for our messages, reopened on failure, and every inbound stream read until EOF, with
+//!   frames capped at the configured message size.
+//! - [`protocol`] holds the four protocol names and their negotiation.
+//!
+//! # What the node driver does
+//!
+//! Compose the behaviour into the node's swarm (`#[derive(NetworkBehaviour)]`) and build it with
+//! [`Behaviour::new`] from a [`Config`] and a [`BlockStore`]. Then:
+//! - [`Behaviour::fetch`] to fetch blocks in a new session, [`Behaviour::fetch_more`] to add to
+//!   it, [`Behaviour::close`] to stop it (cancelling what is left) and free it once done;
+//! - [`Behaviour::add_block`] for the node's own blocks; [`Behaviour::index_block`] for blocks a
+//!   persistent store already held at start-up;
+//! - handle the [`Event`]s: [`Event::Block`] and [`Event::FetchDone`] for fetches,
+//!   [`Event::BlockAdded`], [`Event::PeerConnected`]/[`Event::PeerDisconnected`] for views,
+//!   [`Event::Misbehaved`] (the peer is already being disconnected; block it if wanted) and
+//!   [`Event::StoreFailed`];
+//! - sample [`Behaviour::stats`] and [`Behaviour::peer_stats`] for the UI's plots.
+//!
+//! Nothing else: connections, streams, the timer and store calls are the behaviour's own.
+//!
+//! # Block access
+//! The core's [`Event::Load`](crate::proto::bitswap::Event::Load) is answered inside the
+//! behaviour: each load is a store future held in the behaviour and polled with it, so an async
+//! store (IndexedDB) needs no help from the driver and several loads run at once (the server
+//! bounds them by its outstanding bytes per peer). Received blocks are verified by the core,
+//! put into the store, then added to the server's index and reported; a fetch's blocks that the
+//! index already holds are read from the store instead of the network.
+//!
+//! # Flow control
+//! At most [`Config::max_active_wants`] wants (512) are handed to the client at once, over all
+//! fetches, oldest fetch first; the rest wait in the behaviour. Servers keep 1024 wants per peer
+//! and ignore the rest (boxo's engine and ours alike), and the client never asks a peer again
+//! for a want it already holds, so without the window a fetch of more than 1024 blocks from one
+//! peer would stall.
+//!
+//! # Peers and connections
+//! A peer speaks Bitswap once one of its connections negotiated an outbound stream; messages go
+//! on its oldest such connection. When a connection closes and others remain, answers in flight
+//! on it are lost both ways, so the peer is started afresh on the rest
+//! ([`Event::PeerDisconnected`] then [`Event::PeerConnected`]): its wants with our server are
+//! dropped and our sessions may ask it again; the other end, seeing the same close, does the
+//! same. Connections are kept alive while the node fetches; otherwise the swarm's idle timeout
+//! applies (the long-lived streams do not count as activity).
+//!
+//! # Misbehaviour
+//! An oversized frame, an invalid length prefix, a stream ending inside a frame, a message that
+//! does not decode, a block that does not match its CID, or more than
+//! [`Config::max_unsolicited_blocks`] blocks nobody asked for: the stream is reset (where there
+//! is one), the peer is counted in [`Stats::peers_disconnected`] and disconnected
+//! (`ToSwarm::CloseConnection`), [`Event::Misbehaved`] says why, and fetches go on with the other
+//! peers. Over the wire, a block sent for a CID its data does not hash to is addressed by its data
+//! (the block prefix carries no digest), so it arrives as an unsolicited block.
+//!
+//! # Interoperability
+//! The wire is that of boxo, kubo and Helia: `/ipfs/bitswap/1.2.0` (then 1.1.0, 1.0.0 and bare
+//! `/ipfs/bitswap`), varint-prefixed protobuf up to 4 MiB. Responses are never expected on the
+//! request stream: each side writes on its own outbound stream, and inbound streams are read until
+//! EOF whether a peer keeps one (boxo) or opens one per message (Helia).
+
+mod behaviour;
+mod handler;
+pub mod protocol;
+
+pub use behaviour::{Behaviour, Config, Event, FetchError, Misbehaviour, Stats};
+pub use handler::{Command, Handler, HandlerConfig, HandlerEvent, StreamError, MAX_OPEN_ATTEMPTS};
+pub use protocol::{ProtocolName, Upgrade, PROTOCOL_NAMES};
+
+pub use crate::store::BlockStore;

@@ -1,0 +1,125 @@
+//! How other implementations use Bitswap streams, against a syncscope seed over real swarms: a
+//! peer that opens a new stream for every message and closes it (as Helia does) gets its answers
+//! on a stream the seed opens, never on the request stream; a peer that resets the seed's stream
+//! gets the next answers on a new one.
+
+#![cfg(not(target_arch = "wasm32"))]
+
+mod bitswap_support;
+
+use std::collections::HashMap;
+
+use bitswap_support::{blocks, seed, swarm, Running, PATIENCE};
+use bytes::Bytes;
+use cid::Cid;
+use futures::{AsyncReadExt, AsyncWriteExt, StreamExt};
+use libp2p::StreamProtocol;
+use syncscope_node::net::bitswap::Config;
+use syncscope_node::net::framed::read_messages;
+use syncscope_node::proto::bitswap::{
+    raw_cid, Message, Presence, ProtocolVersion, WantEntry, WantType, MAX_MESSAGE_SIZE,
+};
+use tokio::sync::mpsc;
+
+const BITSWAP: StreamProtocol = StreamProtocol::new("/ipfs/bitswap/1.2.0");
+
+#[tokio::test]
+async fn a_peer_opening_a_stream_per_message_is_answered_on_the_seeds_stream() {
+    let all = blocks(3, 5);
+    let seed = seed(Config::default(), &all).await;
+
+    let behaviour = libp2p_stream::Behaviour::new();
+    let mut control = behaviour.new_control();
+    let mut incoming = control.accept(BITSWAP).expect("protocol free");
+    let (answers, mut answers_rx) = mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        while let Some((_, stream)) = incoming.next().await {
+            let answers = answers.clone();
+            tokio::spawn(async move {
+                let mut msgs = Box::pin(read_messages(stream, MAX_MESSAGE_SIZE, Message::decode));
+                while let Some(Ok(msg)) = msgs.next().await {
+                    let _ = answers.send(msg);
+                }
+            });
+        }
+    });
+    let peer: Running<_> = Running::start(swarm(behaviour)).await;
+    peer.dial(seed.addr.clone()).await;
+    peer.wait_connected(seed.peer_id, true).await;
+
+    let missing = raw_cid(b"nobody has this");
+    let asks: Vec<Cid> = all.iter().map(|(c, _)| *c).chain([missing]).collect();
+    for cid in asks {
+        let mut request = control.open_stream(seed.peer_id, BITSWAP).await.expect("stream");
+        let want = Message {
+            wantlist: vec![WantEntry::want(cid, WantType::Block, 1, true)],
+            ..Message::default()
+        };
+        request.write_all(&want.encode_frame(ProtocolVersion::V1_2_0).unwrap()).await.unwrap();
+        request.close().await.expect("half-close");
+        let mut back = Vec::new();
+        request.read_to_end(&mut back).await.expect("clean end");
+        assert!(back.is_empty(), "nothing is written back on a request stream");
+    }
+
+    let want: HashMap<Cid, Bytes> = all.iter().cloned().collect();
+    let (mut got, mut dont_have) = (HashMap::new(), Vec::new());
+    while got.len() < all.len() || dont_have.is_empty() {
+        let msg = tokio::time::timeout(PATIENCE, answers_rx.recv()).await.expect("answer in time");
+        let msg = msg.expect("answers");
+        got.extend(msg.blocks.into_iter().map(|b| (b.cid, b.data)));
+        dont_have.extend(
+            msg.presences.iter().filter(|p| p.presence == Presence::DontHave).map(|p| p.cid),
+        );
+    }
+    assert_eq!(got, want);
+    assert_eq!(dont_have, vec![missing]);
+}
+
+/// Asks `seed` for `cid` on a stream of its own, as one message.
+async fn ask(control: &mut libp2p_stream::Control, seed: libp2p::PeerId, cid: Cid) {
+    let mut request = control.open_stream(seed, BITSWAP).await.expect("stream");
+    let want = Message {
+        wantlist: vec![WantEntry::want(cid, WantType::Block, 1, false)],
+        ..Message::default()
+    };
+    request.write_all(&want.encode_frame(ProtocolVersion::V1_2_0).unwrap()).await.unwrap();
+    request.close().await.expect("half-close");
+}
+
+#[tokio::test]
+async fn the_seed_reopens_its_stream_when_the_peer_resets_it() {
+    let all = blocks(3, 6);
+    let seed = seed(Config::default(), &all).await;
+
+    let behaviour = libp2p_stream::Behaviour::new();
+    let mut control = behaviour.new_control();
+    let mut incoming = control.accept(BITSWAP).expect("protocol free");
+    let peer: Running<_> = Running::start(swarm(behaviour)).await;
+    peer.dial(seed.addr.clone()).await;
+    peer.wait_connected(seed.peer_id, true).await;
+
+    let mut streams = 0;
+    for (cid, data) in &all {
+        ask(&mut control, seed.peer_id, *cid).await;
+        let block = tokio::time::timeout(PATIENCE, async {
+            loop {
+                let (_, stream) = incoming.next().await.expect("incoming streams");
+                streams += 1;
+                let mut msgs = Box::pin(read_messages(stream, MAX_MESSAGE_SIZE, Message::decode));
+                // One message is read, then the stream is dropped: reset under the seed's feet.
+                if let Some(Ok(msg)) = msgs.next().await {
+                    if let Some(block) = msg.blocks.into_iter().next() {
+                        return block;
+                    }
+                }
+            }
+        })
+        .await
+        .expect("answer in time");
+        assert_eq!((block.cid, &block.data), (*cid, data));
+        // Let the reset reach the seed before the next request.
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(streams, all.len(), "one new stream per answer, each after a reset");
+}
