@@ -73,9 +73,10 @@ async fn run(cli: cli::Cli) -> Result<()> {
     for (_, addr) in &snapshot.borrow().addrs {
         println!("libp2p: {addr}");
     }
+    let shutdown = shutdown_signal()?;
     println!("syncscope relay ready: http://{}/", http_listener.local_addr()?);
     let app = http::router(&cli.dist, &cli.room, snapshot, Arc::new(registry), relay_metrics);
-    let server = axum::serve(http_listener, app).with_graceful_shutdown(shutdown_signal());
+    let server = axum::serve(http_listener, app).with_graceful_shutdown(shutdown);
     tokio::select! {
         result = server => result?,
         result = network.run() => result?,
@@ -84,25 +85,17 @@ async fn run(cli: cli::Cli) -> Result<()> {
     Ok(())
 }
 
-/// Resolves on Ctrl-C or SIGTERM.
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending().await,
+/// Resolves on Ctrl-C or SIGTERM. The handlers are installed when this is called, not when it
+/// is first polled, so a signal that arrives right after start-up is not lost.
+fn shutdown_signal() -> Result<impl std::future::Future<Output = ()>> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut interrupt = signal(SignalKind::interrupt())?;
+    let mut terminate = signal(SignalKind::terminate())?;
+    Ok(async move {
+        tokio::select! {
+            _ = interrupt.recv() => {},
+            _ = terminate.recv() => {},
         }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        _ = ctrl_c => {},
-        _ = term => {},
-    }
-    tracing::info!("shutting down");
+        tracing::info!("shutting down");
+    })
 }
