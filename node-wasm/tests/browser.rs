@@ -5,7 +5,7 @@
 mod block_store_suite;
 
 use libp2p::identity::Keypair;
-use syncscope_node::net::build_swarm;
+use syncscope_node::net::{build_swarm, ProtocolSettings};
 use syncscope_node::store::{IndexedDbStore, MemoryBlockStore};
 use wasm_bindgen_test::{wasm_bindgen_test, wasm_bindgen_test_configure};
 
@@ -52,6 +52,6 @@ async fn memory_block_store_conforms_in_the_browser() {
 async fn browser_swarm_builds() {
     let key = Keypair::generate_ed25519();
     let peer_id = key.public().to_peer_id();
-    let swarm = build_swarm(key).await.unwrap();
+    let swarm = build_swarm(key, ProtocolSettings::default()).await.unwrap();
     assert_eq!(*swarm.local_peer_id(), peer_id);
 }

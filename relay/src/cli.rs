@@ -5,15 +5,26 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use bytesize::ByteSize;
-use clap::{Args, Parser};
+use cid::Cid;
+use clap::{Args, Parser, Subcommand};
 use libp2p::Multiaddr;
 
 /// syncscope's relay: lets browsers reach each other and native peers, and serves the UI.
+/// `syncscope-relay peer ...` runs a native syncscope peer instead.
 #[derive(Debug, Parser)]
-#[command(name = "syncscope-relay", version)]
+#[command(
+    name = "syncscope-relay",
+    version,
+    args_conflicts_with_subcommands = true,
+    args_override_self = true
+)]
 pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
     #[command(flatten)]
     pub listen: ListenArgs,
+    #[command(flatten)]
+    pub seeds: SeedArgs,
     #[command(flatten)]
     pub limits: RelayLimits,
     #[command(flatten)]
@@ -28,6 +39,51 @@ pub struct Cli {
     /// The room pages join unless their link names another.
     #[arg(long, default_value = "default")]
     pub room: String,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run a native syncscope peer that joins a room through a relay, serves files over Bitswap
+    /// and pull-sync, and can fetch: how the network grows past one machine.
+    Peer(PeerArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct PeerArgs {
+    /// The relay's TCP (or WebSocket) multiaddr with its peer id, as the relay prints it, e.g.
+    /// `/ip4/203.0.113.7/tcp/9002/p2p/12D3Koo...`.
+    #[arg(long)]
+    pub relay: Multiaddr,
+    /// The room to join.
+    #[arg(long, default_value = "default")]
+    pub room: String,
+    /// A file to serve (repeat for several).
+    #[arg(long = "add", value_name = "FILE")]
+    pub add: Vec<PathBuf>,
+    /// Also serve the deterministic demo content of this size (e.g. 4MiB).
+    #[arg(long)]
+    pub demo_content: Option<ByteSize>,
+    /// Seed of the demo content: the same seed gives the same bytes and CID everywhere.
+    #[arg(long, default_value_t = 1)]
+    pub content_seed: u64,
+    /// Fetch this UnixFS CID over Bitswap from the room, report how it went, and keep serving.
+    #[arg(long)]
+    pub fetch: Option<Cid>,
+}
+
+/// Native syncscope peers run inside the relay process, so that the demo has content to fetch.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Demo seed peers")]
+pub struct SeedArgs {
+    /// Native peers to run in this process; they join the default room and serve the demo content.
+    #[arg(long, default_value_t = 0)]
+    pub seed_peers: usize,
+    /// Size of the demo content each seed peer serves (e.g. 4MiB).
+    #[arg(long, default_value = "4MiB")]
+    pub seed_content: ByteSize,
+    /// Seed of the demo content: the same seed gives the same bytes, CID and share link.
+    #[arg(long, default_value_t = 1)]
+    pub content_seed: u64,
 }
 
 #[derive(Debug, Args)]
@@ -149,6 +205,14 @@ mod tests {
         let cli = Cli::try_parse_from(["syncscope-relay"]).unwrap();
         assert!(cli.limits.circuit_bytes.as_u64() >= 1 << 30);
         assert!(cli.limits.circuit_duration >= Duration::from_secs(3600));
+    }
+
+    #[test]
+    fn a_flag_given_twice_takes_the_last_value() {
+        let cli =
+            Cli::try_parse_from(["syncscope-relay", "--seed-peers", "3", "--seed-peers", "0"])
+                .unwrap();
+        assert_eq!(cli.seeds.seed_peers, 0);
     }
 
     #[test]

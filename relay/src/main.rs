@@ -6,9 +6,12 @@ mod http;
 mod identity;
 mod ip_limits;
 mod metrics;
+mod native_peer;
 mod network;
 mod offences;
+mod peer;
 mod rooms;
+mod seeds;
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
@@ -58,6 +61,13 @@ fn init_logging() {
 }
 
 async fn run(cli: cli::Cli) -> Result<()> {
+    match cli.command {
+        Some(cli::Command::Peer(args)) => peer::run(args, shutdown_signal()?).await,
+        None => run_relay(cli).await,
+    }
+}
+
+async fn run_relay(cli: cli::Cli) -> Result<()> {
     http::check_dist(&cli.dist)?;
     syncscope_node::proto::rooms::topic_of(&cli.room)?;
     let http_listener =
@@ -65,6 +75,7 @@ async fn run(cli: cli::Cli) -> Result<()> {
     let identity = identity::load_or_create(&cli.data_dir)?;
     let mut registry = Registry::default();
     let relay_metrics = Arc::new(metrics::RelayMetrics::register(&mut registry));
+    let seed_metrics = Arc::new(metrics::SeedMetrics::register(&mut registry));
     let swarm =
         behaviour::build_swarm(identity.keypair, identity.certificate, &cli, &mut registry).await?;
     let mut network = network::Network::new(swarm, &cli, relay_metrics.clone())?;
@@ -74,12 +85,22 @@ async fn run(cli: cli::Cli) -> Result<()> {
         println!("libp2p: {addr}");
     }
     let shutdown = shutdown_signal()?;
-    println!("syncscope relay ready: http://{}/", http_listener.local_addr()?);
+    let http_addr = http_listener.local_addr()?;
+    let relay_tcp = network.tcp_addr();
+    let network_task = tokio::spawn(network.run());
+    if let Some(demo) = seeds::start(&cli.seeds, &relay_tcp, &cli.room, seed_metrics).await? {
+        println!(
+            "demo content: {} as UnixFS {} ({} blocks) and Swarm root {} ({} chunks), served by {} seed peers",
+            bytesize::ByteSize(demo.size), demo.cid, demo.blocks, demo.swarm_root, demo.chunks, cli.seeds.seed_peers
+        );
+        println!("share link: http://{http_addr}/?room={}&fetch={}", cli.room, demo.cid);
+    }
+    println!("syncscope relay ready: http://{http_addr}/");
     let app = http::router(&cli.dist, &cli.room, snapshot, Arc::new(registry), relay_metrics);
     let server = axum::serve(http_listener, app).with_graceful_shutdown(shutdown);
     tokio::select! {
         result = server => result?,
-        result = network.run() => result?,
+        result = network_task => result??,
     }
     tracing::info!("shut down");
     Ok(())

@@ -1,8 +1,13 @@
 //! `/metrics` in Prometheus text format: libp2p's own swarm and bandwidth metrics plus the
 //! relay's: connections by transport, reservations, circuits, bytes relayed, room members,
-//! refusals and bans.
+//! refusals and bans; and the protocol counters of the seed peers it runs.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+use libp2p::PeerId;
+use syncscope_node::net::NodeStats;
 
 use prometheus_client::{
     encoding::EncodeLabelSet,
@@ -76,6 +81,68 @@ impl RelayMetrics {
         let total = libp2p::relay::relayed_bytes();
         let seen = self.relayed_seen.swap(total, Ordering::Relaxed);
         self.relayed_bytes.inc_by(total.saturating_sub(seen));
+    }
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct PeerLabel {
+    pub peer: String,
+}
+
+/// The protocol counters of the seed peers this relay runs, per peer.
+#[derive(Default)]
+pub struct SeedMetrics {
+    counters: Vec<(&'static str, Family<PeerLabel, Counter>)>,
+    peers: Family<PeerLabel, Gauge>,
+    last: Mutex<HashMap<PeerId, [u64; SEED_COUNTERS.len()]>>,
+}
+
+/// The counters exported per seed peer, and how to read each from a node's stats.
+type ReadCounter = fn(&NodeStats) -> u64;
+
+const SEED_COUNTERS: [(&str, &str, ReadCounter); 6] = [
+    ("bitswap_blocks_sent", "Bitswap blocks sent", |s| s.bitswap.counters.blocks_sent),
+    ("bitswap_block_bytes_sent", "Bitswap block bytes sent", |s| {
+        s.bitswap.counters.block_bytes_sent
+    }),
+    ("bitswap_blocks_received", "Bitswap blocks received", |s| s.bitswap.counters.blocks_received),
+    ("bitswap_duplicate_blocks", "Bitswap duplicate blocks received", |s| {
+        s.bitswap.counters.duplicate_blocks
+    }),
+    ("pullsync_chunks_sent", "Pull-sync chunks sent", |s| s.pullsync.counters.sent),
+    ("pullsync_chunks_delivered", "Pull-sync chunks delivered to this peer", |s| {
+        s.pullsync.counters.delivered
+    }),
+];
+
+impl SeedMetrics {
+    pub fn register(registry: &mut Registry) -> Self {
+        let r = registry.sub_registry_with_prefix("syncscope_seed");
+        let counters = SEED_COUNTERS
+            .iter()
+            .map(|(name, help, _)| {
+                let family = Family::<PeerLabel, Counter>::default();
+                r.register(*name, *help, family.clone());
+                (*name, family)
+            })
+            .collect();
+        let peers = Family::<PeerLabel, Gauge>::default();
+        r.register("connected_peers", "Peers a seed peer is connected to", peers.clone());
+        Self { counters, peers, last: Mutex::default() }
+    }
+
+    /// Brings a seed peer's counters up to the stats it just reported.
+    pub fn record(&self, peer: PeerId, stats: &NodeStats) {
+        let label = PeerLabel { peer: peer.to_string() };
+        self.peers.get_or_create(&label).set(stats.connected_peers as i64);
+        let Ok(mut last) = self.last.lock() else { return };
+        let seen = last.entry(peer).or_default();
+        for (i, ((_, family), (_, _, read))) in self.counters.iter().zip(SEED_COUNTERS).enumerate()
+        {
+            let now = read(stats);
+            family.get_or_create(&label).inc_by(now.saturating_sub(seen[i]));
+            seen[i] = now;
+        }
     }
 }
 

@@ -99,6 +99,13 @@ impl Network {
         })
     }
 
+    /// The relay's plain TCP address, for the native peers it runs itself.
+    pub fn tcp_addr(&self) -> Multiaddr {
+        let snap = self.snapshot.borrow();
+        let tcp = snap.addrs.iter().find(|(l, _)| *l == Listener::Tcp);
+        tcp.or(snap.addrs.first()).map(|(_, a)| a.clone()).unwrap_or_else(Multiaddr::empty)
+    }
+
     pub fn subscribe(&self) -> watch::Receiver<Snapshot> {
         self.snapshot.subscribe()
     }

@@ -15,6 +15,8 @@ pub fn run(relay_flags: &[String]) -> Result<()> {
     let mut cmd = std::process::Command::new(&relay);
     // The demo keeps its identity in the checkout, so its peer id and links survive restarts.
     cmd.arg("--dist").arg(root.join("dist")).arg("--data-dir").arg(root.join(".syncscope/relay"));
+    // Someone alone with the demo still has peers to fetch from; flags given later win.
+    cmd.args(["--seed-peers", "3", "--seed-content", "8MiB"]);
     cmd.args(relay_flags);
     // Replace this process: Ctrl-C then reaches the relay alone, which shuts down cleanly.
     let err = cmd.exec();

@@ -6,6 +6,10 @@ use libp2p::{identify, identity::Keypair, ping, relay, swarm::NetworkBehaviour};
 
 use super::rooms::{rooms_behaviour, RoomsBehaviour, RoomsConfigError};
 use super::transport::PLATFORM;
+use super::{bitswap, pullsync};
+use crate::proto::bitswap::ClientMode;
+use crate::proto::pullsync::{DeliveryMode, MemoryIntervalStore, MemoryReserve};
+use crate::store::MemoryBlockStore;
 
 /// Identify protocol version shared by syncscope nodes and the relay.
 pub const IDENTIFY_PROTOCOL: &str = "/syncscope/0.1.0";
@@ -13,20 +17,48 @@ pub const IDENTIFY_PROTOCOL: &str = "/syncscope/0.1.0";
 /// How often a node pings each peer; the UI shows the latest round trip.
 pub const PING_INTERVAL: Duration = Duration::from_secs(2);
 
+pub type NodeBitswap = bitswap::Behaviour<MemoryBlockStore>;
+pub type NodePullsync = pullsync::Behaviour<MemoryReserve, MemoryIntervalStore>;
+
+/// How a node runs its two data protocols.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ProtocolSettings {
+    /// Bitswap 1.2.0 sessions, or the legacy pre-1.2 client for comparison.
+    pub bitswap: ClientMode,
+    /// Pull-sync deliveries one per message, or batched.
+    pub delivery: DeliveryMode,
+    /// Pull-sync storage radius: 0 keeps (and syncs) every chunk of every peer.
+    pub storage_radius: u8,
+}
+
+impl Default for ProtocolSettings {
+    fn default() -> Self {
+        Self { bitswap: ClientMode::Sessions, delivery: DeliveryMode::Streamed, storage_radius: 0 }
+    }
+}
+
 #[derive(NetworkBehaviour)]
 pub struct NodeBehaviour {
     pub relay_client: relay::client::Behaviour,
     pub identify: identify::Behaviour,
     pub ping: ping::Behaviour,
     pub rooms: RoomsBehaviour,
+    pub bitswap: NodeBitswap,
+    pub pullsync: NodePullsync,
 }
 
 impl NodeBehaviour {
     pub fn new(
         key: &Keypair,
         relay_client: relay::client::Behaviour,
+        settings: ProtocolSettings,
     ) -> Result<Self, RoomsConfigError> {
         let agent = format!("syncscope/{} ({PLATFORM})", env!("CARGO_PKG_VERSION"));
+        let overlay = pullsync::overlay_of(&key.public().to_peer_id());
+        let epoch = web_time::SystemTime::now()
+            .duration_since(web_time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
         Ok(Self {
             relay_client,
             identify: identify::Behaviour::new(
@@ -35,6 +67,27 @@ impl NodeBehaviour {
             ),
             ping: ping::Behaviour::new(ping::Config::new().with_interval(PING_INTERVAL)),
             rooms: rooms_behaviour(key)?,
+            bitswap: bitswap::Behaviour::new(
+                bitswap_config(settings.bitswap),
+                MemoryBlockStore::new(),
+            ),
+            pullsync: pullsync::Behaviour::new(
+                pullsync::Config::default()
+                    .with_protocol(
+                        crate::proto::pullsync::Config::default().with_delivery(settings.delivery),
+                    )
+                    .with_storage_radius(settings.storage_radius),
+                overlay,
+                MemoryReserve::new(overlay, epoch),
+                MemoryIntervalStore::default(),
+            ),
         })
+    }
+}
+
+fn bitswap_config(mode: ClientMode) -> bitswap::Config {
+    match mode {
+        ClientMode::Legacy => bitswap::Config::legacy(),
+        ClientMode::Sessions => bitswap::Config::default(),
     }
 }

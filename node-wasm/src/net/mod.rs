@@ -3,6 +3,8 @@
 
 mod behaviour;
 pub mod bitswap;
+mod driver;
+mod fetches;
 pub mod framed;
 mod membership;
 mod node;
@@ -10,11 +12,15 @@ pub mod pullsync;
 mod rooms;
 mod transport;
 
-pub use behaviour::{NodeBehaviour, NodeBehaviourEvent, IDENTIFY_PROTOCOL, PING_INTERVAL};
+pub use behaviour::{
+    NodeBehaviour, NodeBehaviourEvent, ProtocolSettings, IDENTIFY_PROTOCOL, PING_INTERVAL,
+};
+pub use fetches::FetchUpdate;
 pub use libp2p::{Multiaddr, PeerId};
 pub use membership::{RoomMember, RoomUpdate};
 pub use node::{
-    start, NodeConfig, NodeEvent, NodeHandle, NodeStopped, RelayAddress, StartError, TransportKind,
+    start, CommandError, ContentAdded, NodeConfig, NodeEvent, NodeHandle, NodeStats, RelayAddress,
+    StartError, TransportKind,
 };
 pub use rooms::{
     rooms_behaviour, RoomTopics, RoomsBehaviour, RoomsConfigError, MAX_ROOMS_PER_PEER,

@@ -1,22 +1,22 @@
-//! A running node: the swarm driven by a task of its own, steered with commands through a
-//! [`NodeHandle`] and observed through [`NodeEvent`]s.
+//! A running node: the swarm driven by a task of its own ([`super::driver`]), steered with
+//! commands through a [`NodeHandle`] and observed through [`NodeEvent`]s.
 
-use std::num::NonZeroU8;
 use std::time::Duration;
 
-use futures::{channel::mpsc, StreamExt};
-use libp2p::{
-    gossipsub,
-    identity::Keypair,
-    multiaddr::Protocol,
-    ping,
-    swarm::{dial_opts::DialOpts, SwarmEvent},
-    Multiaddr, PeerId, Swarm,
-};
+use cid::Cid;
+use futures::channel::mpsc;
+use libp2p::{core::ConnectedPoint, identity::Keypair, multiaddr::Protocol, Multiaddr, PeerId};
 
-use super::behaviour::{NodeBehaviour, NodeBehaviourEvent};
-use super::membership::{Membership, RoomUpdate};
+use super::behaviour::ProtocolSettings;
+use super::driver::{Command, Driver};
+use super::fetches::FetchUpdate;
+use super::membership::RoomUpdate;
 use super::transport::{build_swarm, BuildError};
+use super::{bitswap, pullsync};
+use crate::content::{
+    demo_stamp, import_bytes, split_bytes, ImportConfig, ImportError, ImportedFile, SplitFile,
+};
+use crate::proto::swarm::Address;
 use crate::rt;
 
 /// Events are dropped, not queued without bound, when the observer falls this far behind.
@@ -38,12 +38,21 @@ pub struct NodeConfig {
     pub keypair: Keypair,
     /// Hold a reservation on the relay so that other peers can dial this node through it.
     pub reserve: bool,
+    /// Dial the members of the rooms this node is in (the peer with the smaller id dials).
+    pub dial_members: bool,
+    pub protocols: ProtocolSettings,
 }
 
 impl NodeConfig {
-    /// A node with a fresh ed25519 identity that reserves a slot on the relay.
+    /// A node with a fresh ed25519 identity that reserves a slot on the relay and dials its room.
     pub fn new(relay: RelayAddress) -> Self {
-        Self { relay, keypair: Keypair::generate_ed25519(), reserve: true }
+        Self {
+            relay,
+            keypair: Keypair::generate_ed25519(),
+            reserve: true,
+            dial_members: true,
+            protocols: ProtocolSettings::default(),
+        }
     }
 
     pub fn with_keypair(mut self, keypair: Keypair) -> Self {
@@ -53,6 +62,16 @@ impl NodeConfig {
 
     pub fn with_reservation(mut self, reserve: bool) -> Self {
         self.reserve = reserve;
+        self
+    }
+
+    pub fn with_member_dialing(mut self, dial: bool) -> Self {
+        self.dial_members = dial;
+        self
+    }
+
+    pub fn with_protocols(mut self, protocols: ProtocolSettings) -> Self {
+        self.protocols = protocols;
         self
     }
 }
@@ -83,6 +102,19 @@ impl TransportKind {
         kind
     }
 
+    /// The transport of a connection. A relayed inbound connection is only recognisable by the
+    /// circuit listen address it arrived on: its remote address is just `/p2p/<peer>`.
+    pub fn of_connection(endpoint: &ConnectedPoint) -> Self {
+        match endpoint {
+            ConnectedPoint::Listener { local_addr, .. }
+                if Self::of(local_addr) == Self::Circuit =>
+            {
+                Self::Circuit
+            }
+            _ => Self::of(endpoint.get_remote_address()),
+        }
+    }
+
     pub fn label(self) -> &'static str {
         match self {
             Self::WebRtcDirect => "WebRTC-direct",
@@ -94,7 +126,29 @@ impl TransportKind {
     }
 }
 
-/// What a node reports about its connections and rooms.
+/// Both protocols' counters, sampled once a second.
+#[derive(Debug, Clone, Copy)]
+pub struct NodeStats {
+    /// Time since the node started; time zero of every chart.
+    pub elapsed: Duration,
+    pub bitswap: bitswap::Stats,
+    pub pullsync: pullsync::Stats,
+    pub connected_peers: usize,
+}
+
+/// Content this node holds, under both protocols' addresses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContentAdded {
+    /// The UnixFS root, fetchable over Bitswap (by Helia or kubo too).
+    pub cid: Cid,
+    /// The Swarm root address of the same bytes; its chunks are offered over pull-sync.
+    pub swarm_root: Address,
+    pub size: u64,
+    pub blocks: usize,
+    pub chunks: usize,
+}
+
+/// What a node reports.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub enum NodeEvent {
@@ -128,19 +182,22 @@ pub enum NodeEvent {
         error: String,
     },
     Room(RoomUpdate),
+    ContentAdded(ContentAdded),
+    Fetch(FetchUpdate),
+    Stats(Box<NodeStats>),
+    /// A peer broke a protocol and was disconnected.
+    Misbehaved {
+        peer: PeerId,
+        protocol: &'static str,
+        error: String,
+    },
     /// A command or a message from the network was refused; `error` says why in words.
     Error {
         error: String,
     },
 }
 
-enum Command {
-    JoinRoom(String),
-    LeaveRoom(String),
-    Dial(Multiaddr),
-}
-
-/// The caller's side of a running node. Dropping it stops the node.
+/// The caller's side of a running node. Dropping it (or its `events`) stops the node.
 pub struct NodeHandle {
     pub peer_id: PeerId,
     pub events: mpsc::Receiver<NodeEvent>,
@@ -149,26 +206,56 @@ pub struct NodeHandle {
 
 /// Why a command did not reach the node.
 #[derive(Debug, thiserror::Error)]
-#[error("the node is not running or is overloaded with commands")]
-pub struct NodeStopped;
+#[non_exhaustive]
+pub enum CommandError {
+    #[error("the node is not running or is overloaded with commands")]
+    Stopped,
+    #[error("cannot import the content: {0}")]
+    Import(#[from] ImportError),
+}
 
 impl NodeHandle {
     /// Joins `room`; [`NodeEvent::Room`] then reports its members as they change.
-    pub fn join_room(&mut self, room: &str) -> Result<(), NodeStopped> {
+    pub fn join_room(&mut self, room: &str) -> Result<(), CommandError> {
         self.send(Command::JoinRoom(room.to_string()))
     }
 
-    pub fn leave_room(&mut self, room: &str) -> Result<(), NodeStopped> {
+    pub fn leave_room(&mut self, room: &str) -> Result<(), CommandError> {
         self.send(Command::LeaveRoom(room.to_string()))
     }
 
     /// Dials a peer, e.g. a room member's circuit address.
-    pub fn dial(&mut self, addr: Multiaddr) -> Result<(), NodeStopped> {
+    pub fn dial(&mut self, addr: Multiaddr) -> Result<(), CommandError> {
         self.send(Command::Dial(addr))
     }
 
-    fn send(&mut self, command: Command) -> Result<(), NodeStopped> {
-        self.commands.try_send(command).map_err(|_| NodeStopped)
+    /// Imports `data` as a UnixFS file (kubo's `--cid-version=1 --raw-leaves` layout) and as
+    /// Swarm chunks, then serves it over Bitswap and pull-sync. The import runs on the caller's
+    /// thread; [`NodeEvent::ContentAdded`] follows.
+    pub fn add_bytes(&mut self, data: &[u8]) -> Result<(), CommandError> {
+        let unixfs = import_bytes(data, ImportConfig::default())?;
+        // syncscope carries postage stamps opaquely and issues none; local uploads carry a fixed
+        // placeholder.
+        let swarm = split_bytes(data, demo_stamp(0));
+        self.add_imported(unixfs, swarm)
+    }
+
+    /// Serves content imported already, e.g. by [`crate::content::import_demo`].
+    pub fn add_imported(
+        &mut self,
+        unixfs: ImportedFile,
+        swarm: SplitFile,
+    ) -> Result<(), CommandError> {
+        self.send(Command::Add(Box::new((unixfs, swarm))))
+    }
+
+    /// Fetches the UnixFS file at `root` over Bitswap; [`NodeEvent::Fetch`] reports progress.
+    pub fn fetch(&mut self, root: Cid) -> Result<(), CommandError> {
+        self.send(Command::Fetch(root))
+    }
+
+    fn send(&mut self, command: Command) -> Result<(), CommandError> {
+        self.commands.try_send(command).map_err(|_| CommandError::Stopped)
     }
 }
 
@@ -185,167 +272,12 @@ pub enum StartError {
 /// Builds the swarm, dials the relay and spawns the task that drives it.
 pub async fn start(config: NodeConfig) -> Result<NodeHandle, StartError> {
     let peer_id = config.keypair.public().to_peer_id();
-    let mut swarm = build_swarm(config.keypair).await?;
-    swarm.dial(relay_dial_opts(&config.relay)).map_err(|e| StartError::Dial(e.to_string()))?;
+    let swarm = build_swarm(config.keypair.clone(), config.protocols).await?;
     let (events_tx, events) = mpsc::channel(EVENT_QUEUE);
     let (commands_tx, commands) = mpsc::channel(COMMAND_QUEUE);
-    let driver = Driver {
-        membership: Membership::new(peer_id, config.relay.peer_id),
-        relay: config.relay,
-        reserve: config.reserve,
-        relay_addr: None,
-        swarm,
-        events: events_tx,
-    };
+    let driver = Driver::new(swarm, &config, events_tx).map_err(StartError::Dial)?;
     rt::spawn(driver.run(commands));
     Ok(NodeHandle { peer_id, events, commands: commands_tx })
-}
-
-/// One address at a time, so that the preferred transport wins whenever it works.
-fn relay_dial_opts(relay: &RelayAddress) -> DialOpts {
-    DialOpts::peer_id(relay.peer_id)
-        .addresses(relay.addrs.clone())
-        .override_dial_concurrency_factor(NonZeroU8::MIN)
-        .build()
-}
-
-struct Driver {
-    swarm: Swarm<NodeBehaviour>,
-    relay: RelayAddress,
-    /// The address this node reached the relay at, once connected.
-    relay_addr: Option<Multiaddr>,
-    reserve: bool,
-    membership: Membership,
-    events: mpsc::Sender<NodeEvent>,
-}
-
-impl Driver {
-    async fn run(mut self, mut commands: mpsc::Receiver<Command>) {
-        loop {
-            futures::select! {
-                event = self.swarm.select_next_some() => self.on_swarm(event),
-                command = commands.next() => match command {
-                    Some(command) => self.on_command(command),
-                    None => return,
-                },
-            }
-            if self.events.is_closed() {
-                tracing::debug!("node handle dropped; stopping");
-                return;
-            }
-        }
-    }
-
-    fn emit(&mut self, event: NodeEvent) {
-        if let Err(e) = self.events.try_send(event) {
-            if !e.is_disconnected() {
-                tracing::warn!("observer is behind; dropped a node event");
-            }
-        }
-    }
-
-    fn on_command(&mut self, command: Command) {
-        let result = match command {
-            Command::JoinRoom(room) => self
-                .membership
-                .join(&mut self.swarm.behaviour_mut().rooms, &room)
-                .map_err(|e| e.to_string()),
-            Command::LeaveRoom(room) => {
-                self.membership.leave(&mut self.swarm.behaviour_mut().rooms, &room);
-                Ok(())
-            }
-            Command::Dial(addr) => {
-                self.swarm.dial(addr.clone()).map_err(|e| format!("cannot dial {addr}: {e}"))
-            }
-        };
-        if let Err(error) = result {
-            self.emit(NodeEvent::Error { error });
-        }
-    }
-
-    fn on_swarm(&mut self, event: SwarmEvent<NodeBehaviourEvent>) {
-        match event {
-            SwarmEvent::ConnectionEstablished { peer_id, endpoint, .. } => {
-                let addr = endpoint.get_remote_address().clone();
-                tracing::info!(%peer_id, %addr, "connected");
-                if peer_id == self.relay.peer_id && self.relay_addr.is_none() {
-                    self.relay_connected(addr.clone());
-                }
-                self.emit(NodeEvent::Connected {
-                    peer: peer_id,
-                    transport: TransportKind::of(&addr),
-                    addr,
-                });
-            }
-            SwarmEvent::ConnectionClosed { peer_id, cause, num_established: 0, .. } => {
-                tracing::info!(%peer_id, ?cause, "disconnected");
-                if peer_id == self.relay.peer_id {
-                    self.relay_addr = None;
-                }
-                self.emit(NodeEvent::Disconnected {
-                    peer: peer_id,
-                    cause: cause.map(|c| c.to_string()),
-                });
-            }
-            SwarmEvent::OutgoingConnectionError { peer_id, error, .. } => {
-                tracing::warn!(?peer_id, %error, "dial failed");
-                self.emit(NodeEvent::DialFailed { peer: peer_id, error: error.to_string() });
-            }
-            SwarmEvent::NewListenAddr { address, .. } if is_circuit(&address) => {
-                tracing::info!(%address, "reserved a slot on the relay");
-                self.emit(NodeEvent::Reserved { addr: address });
-            }
-            SwarmEvent::ListenerClosed { reason: Err(e), .. } => {
-                self.emit(NodeEvent::ReservationFailed { error: e.to_string() });
-            }
-            SwarmEvent::Behaviour(NodeBehaviourEvent::Ping(ping::Event {
-                peer, result, ..
-            })) => {
-                self.emit(match result {
-                    Ok(rtt) => NodeEvent::Ping { peer, rtt },
-                    Err(e) => NodeEvent::PingFailed { peer, error: e.to_string() },
-                });
-            }
-            SwarmEvent::Behaviour(NodeBehaviourEvent::Rooms(gossipsub::Event::Message {
-                propagation_source,
-                message_id,
-                message,
-            })) => self.on_room_message(propagation_source, message_id, message),
-            _ => {}
-        }
-    }
-
-    /// Reserves a slot through the connection just made, so that room members can dial us.
-    fn relay_connected(&mut self, addr: Multiaddr) {
-        self.relay_addr = Some(addr.clone());
-        if !self.reserve {
-            return;
-        }
-        let circuit =
-            addr.with_p2p(self.relay.peer_id).unwrap_or_else(|a| a).with(Protocol::P2pCircuit);
-        if let Err(e) = self.swarm.listen_on(circuit) {
-            self.emit(NodeEvent::ReservationFailed { error: e.to_string() });
-        }
-    }
-
-    fn on_room_message(
-        &mut self,
-        source: PeerId,
-        id: gossipsub::MessageId,
-        message: gossipsub::Message,
-    ) {
-        let rooms = &mut self.swarm.behaviour_mut().rooms;
-        match self.membership.handle(rooms, source, id, message, self.relay_addr.as_ref()) {
-            Some(Ok(update)) => self.emit(NodeEvent::Room(update)),
-            Some(Err(e)) => self
-                .emit(NodeEvent::Error { error: format!("bad member list from the relay: {e}") }),
-            None => {}
-        }
-    }
-}
-
-fn is_circuit(addr: &Multiaddr) -> bool {
-    addr.iter().any(|p| matches!(p, Protocol::P2pCircuit))
 }
 
 #[cfg(test)]
@@ -363,5 +295,15 @@ mod tests {
         for (addr, kind) in cases {
             assert_eq!(TransportKind::of(&addr.parse().unwrap()), kind, "{addr}");
         }
+    }
+
+    #[test]
+    fn an_inbound_relayed_connection_is_known_by_its_listen_address() {
+        let relay = "12D3KooWDpJ7As7BWAwRMfu1VU2WCqNjvq387JEYKDBj4kx6nXTN";
+        let endpoint = ConnectedPoint::Listener {
+            local_addr: format!("/ip4/127.0.0.1/tcp/1/p2p/{relay}/p2p-circuit").parse().unwrap(),
+            send_back_addr: format!("/p2p/{relay}").parse().unwrap(),
+        };
+        assert_eq!(TransportKind::of_connection(&endpoint), TransportKind::Circuit);
     }
 }

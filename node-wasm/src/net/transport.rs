@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use libp2p::{identity::Keypair, Swarm};
 
-use super::behaviour::NodeBehaviour;
+use super::behaviour::{NodeBehaviour, ProtocolSettings};
 
 /// Why the swarm could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -31,7 +31,10 @@ mod imp {
 
     use super::*;
 
-    pub async fn build_swarm(key: Keypair) -> Result<Swarm<NodeBehaviour>, BuildError> {
+    pub async fn build_swarm(
+        key: Keypair,
+        settings: ProtocolSettings,
+    ) -> Result<Swarm<NodeBehaviour>, BuildError> {
         Ok(SwarmBuilder::with_existing_identity(key)
             .with_wasm_bindgen()
             .with_other_transport(|key| {
@@ -49,7 +52,9 @@ mod imp {
             .map_err(build_error)?
             .with_relay_client(noise::Config::new, yamux::Config::default)
             .map_err(build_error)?
-            .with_behaviour(|key, relay| NodeBehaviour::new(key, relay).map_err(Into::into))
+            .with_behaviour(|key, relay| {
+                NodeBehaviour::new(key, relay, settings).map_err(Into::into)
+            })
             .map_err(build_error)?
             .with_swarm_config(|c| c.with_idle_connection_timeout(IDLE_CONNECTION_TIMEOUT))
             .build())
@@ -65,7 +70,10 @@ mod imp {
 
     use super::*;
 
-    pub async fn build_swarm(key: Keypair) -> Result<Swarm<NodeBehaviour>, BuildError> {
+    pub async fn build_swarm(
+        key: Keypair,
+        settings: ProtocolSettings,
+    ) -> Result<Swarm<NodeBehaviour>, BuildError> {
         Ok(SwarmBuilder::with_existing_identity(key)
             .with_tokio()
             .with_tcp(
@@ -81,7 +89,9 @@ mod imp {
             .map_err(build_error)?
             .with_relay_client(noise::Config::new, yamux::Config::default)
             .map_err(build_error)?
-            .with_behaviour(|key, relay| NodeBehaviour::new(key, relay).map_err(Into::into))
+            .with_behaviour(|key, relay| {
+                NodeBehaviour::new(key, relay, settings).map_err(Into::into)
+            })
             .map_err(build_error)?
             .with_swarm_config(|c| c.with_idle_connection_timeout(IDLE_CONNECTION_TIMEOUT))
             .build())

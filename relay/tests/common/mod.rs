@@ -20,6 +20,8 @@ pub struct Relay {
     pub addrs: Vec<Multiaddr>,
     pub peer_id: PeerId,
     pub stderr: mpsc::Receiver<String>,
+    /// What the relay printed on stdout up to its ready line.
+    pub printed: Vec<String>,
 }
 
 pub fn temp_dir(name: &str) -> PathBuf {
@@ -67,8 +69,10 @@ impl Relay {
         });
         let mut addrs = Vec::new();
         let mut http = None;
+        let mut printed = Vec::new();
         for line in BufReader::new(child.stdout.take().unwrap()).lines() {
             let line = line.unwrap();
+            printed.push(line.clone());
             if let Some(addr) = line.strip_prefix("libp2p: ") {
                 addrs.push(addr.parse().unwrap());
             }
@@ -81,7 +85,7 @@ impl Relay {
             panic!("relay did not start: {:?}", stderr.try_iter().collect::<Vec<_>>())
         });
         let peer_id = peer_of(&addrs[0]);
-        Self { child, data_dir, http, addrs, peer_id, stderr }
+        Self { child, data_dir, http, addrs, peer_id, stderr, printed }
     }
 
     /// The relay's address for one transport: "tcp", "ws" or "webrtc-direct".

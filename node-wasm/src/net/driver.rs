@@ -1,0 +1,322 @@
+//! The task that drives a node's swarm: it turns commands into swarm calls and swarm events into
+//! [`NodeEvent`]s, dials room members, walks fetched DAGs and samples the counters every second.
+
+use std::num::NonZeroU8;
+use std::time::Duration;
+
+use cid::Cid;
+use futures::{channel::mpsc, FutureExt, StreamExt};
+use libp2p::{
+    gossipsub,
+    multiaddr::Protocol,
+    ping,
+    swarm::{dial_opts::DialOpts, SwarmEvent},
+    Multiaddr, PeerId, Swarm,
+};
+use web_time::Instant;
+
+use super::behaviour::{NodeBehaviour, NodeBehaviourEvent};
+use super::fetches::Fetches;
+use super::membership::{Membership, RoomUpdate};
+use super::node::{ContentAdded, NodeConfig, NodeEvent, NodeStats, RelayAddress, TransportKind};
+use super::{bitswap, pullsync};
+use crate::content::{ImportedFile, SplitFile};
+use crate::rt;
+
+const STATS_EVERY: Duration = Duration::from_secs(1);
+/// Room members this node dials at most; more stay reachable through the relay on demand.
+const MAX_DIALED_MEMBERS: usize = 32;
+
+pub(super) enum Command {
+    JoinRoom(String),
+    LeaveRoom(String),
+    Dial(Multiaddr),
+    Add(Box<(ImportedFile, SplitFile)>),
+    Fetch(Cid),
+}
+
+pub(super) struct Driver {
+    swarm: Swarm<NodeBehaviour>,
+    relay: RelayAddress,
+    /// The address this node reached the relay at, once connected.
+    relay_addr: Option<Multiaddr>,
+    reserve: bool,
+    dial_members: bool,
+    membership: Membership,
+    fetches: Fetches,
+    started: Instant,
+    events: mpsc::Sender<NodeEvent>,
+}
+
+impl Driver {
+    pub(super) fn new(
+        mut swarm: Swarm<NodeBehaviour>,
+        config: &NodeConfig,
+        events: mpsc::Sender<NodeEvent>,
+    ) -> Result<Self, String> {
+        swarm.dial(relay_dial_opts(&config.relay)).map_err(|e| e.to_string())?;
+        let me = *swarm.local_peer_id();
+        Ok(Self {
+            swarm,
+            membership: Membership::new(me, config.relay.peer_id),
+            relay: config.relay.clone(),
+            relay_addr: None,
+            reserve: config.reserve,
+            dial_members: config.dial_members,
+            fetches: Fetches::default(),
+            started: Instant::now(),
+            events,
+        })
+    }
+
+    pub(super) async fn run(mut self, mut commands: mpsc::Receiver<Command>) {
+        let mut tick = Box::pin(rt::sleep(STATS_EVERY).fuse());
+        loop {
+            futures::select! {
+                event = self.swarm.select_next_some() => self.on_swarm(event),
+                // A handle whose command sender was dropped (its `events` moved elsewhere) still
+                // observes the node; only dropping `events` stops it.
+                command = commands.next() => if let Some(command) = command {
+                    self.on_command(command);
+                },
+                () = tick => {
+                    self.emit_stats();
+                    tick = Box::pin(rt::sleep(STATS_EVERY).fuse());
+                }
+            }
+            if self.events.is_closed() {
+                tracing::debug!("node handle dropped; stopping");
+                return;
+            }
+        }
+    }
+
+    fn emit(&mut self, event: NodeEvent) {
+        if let Err(e) = self.events.try_send(event) {
+            if !e.is_disconnected() {
+                tracing::warn!("observer is behind; dropped a node event");
+            }
+        }
+    }
+
+    fn emit_stats(&mut self) {
+        let behaviour = self.swarm.behaviour();
+        let stats = NodeStats {
+            elapsed: self.started.elapsed(),
+            bitswap: behaviour.bitswap.stats(),
+            pullsync: behaviour.pullsync.stats(),
+            connected_peers: self.swarm.connected_peers().count(),
+        };
+        self.emit(NodeEvent::Stats(Box::new(stats)));
+    }
+
+    fn on_command(&mut self, command: Command) {
+        let result = match command {
+            Command::JoinRoom(room) => self
+                .membership
+                .join(&mut self.swarm.behaviour_mut().rooms, &room)
+                .map_err(|e| e.to_string()),
+            Command::LeaveRoom(room) => {
+                self.membership.leave(&mut self.swarm.behaviour_mut().rooms, &room);
+                Ok(())
+            }
+            Command::Dial(addr) => {
+                self.swarm.dial(addr.clone()).map_err(|e| format!("cannot dial {addr}: {e}"))
+            }
+            Command::Add(content) => self.add(content.0, content.1),
+            Command::Fetch(root) => {
+                if !self.fetches.is_active(&root) {
+                    self.fetches.start(&mut self.swarm.behaviour_mut().bitswap, root);
+                }
+                Ok(())
+            }
+        };
+        if let Err(error) = result {
+            self.emit(NodeEvent::Error { error });
+        }
+    }
+
+    fn add(&mut self, unixfs: ImportedFile, swarm: SplitFile) -> Result<(), String> {
+        let added = ContentAdded {
+            cid: unixfs.root,
+            swarm_root: swarm.root,
+            size: unixfs.size,
+            blocks: unixfs.blocks.len(),
+            chunks: swarm.chunks.len(),
+        };
+        let behaviour = self.swarm.behaviour_mut();
+        for block in unixfs.blocks {
+            behaviour.bitswap.add_block(block.cid, block.data).map_err(|e| e.to_string())?;
+        }
+        for chunk in swarm.chunks {
+            behaviour.pullsync.store_chunk(chunk).map_err(|e| e.to_string())?;
+        }
+        tracing::info!(cid = %added.cid, swarm_root = %added.swarm_root, size = added.size, "content added");
+        self.emit(NodeEvent::ContentAdded(added));
+        Ok(())
+    }
+
+    fn on_swarm(&mut self, event: SwarmEvent<NodeBehaviourEvent>) {
+        match event {
+            SwarmEvent::ConnectionEstablished { peer_id, endpoint, .. } => {
+                let addr = endpoint.get_remote_address().clone();
+                tracing::info!(%peer_id, %addr, "connected");
+                if peer_id == self.relay.peer_id && self.relay_addr.is_none() {
+                    self.relay_connected(addr.clone());
+                }
+                let transport = TransportKind::of_connection(&endpoint);
+                self.emit(NodeEvent::Connected { peer: peer_id, transport, addr });
+            }
+            SwarmEvent::ConnectionClosed { peer_id, cause, num_established: 0, .. } => {
+                tracing::info!(%peer_id, ?cause, "disconnected");
+                if peer_id == self.relay.peer_id {
+                    self.relay_addr = None;
+                }
+                self.emit(NodeEvent::Disconnected {
+                    peer: peer_id,
+                    cause: cause.map(|c| c.to_string()),
+                });
+            }
+            SwarmEvent::OutgoingConnectionError { peer_id, error, .. } => {
+                tracing::warn!(?peer_id, %error, "dial failed");
+                self.emit(NodeEvent::DialFailed { peer: peer_id, error: error.to_string() });
+            }
+            SwarmEvent::NewListenAddr { address, .. } if is_circuit(&address) => {
+                tracing::info!(%address, "reserved a slot on the relay");
+                self.emit(NodeEvent::Reserved { addr: address });
+            }
+            SwarmEvent::ListenerClosed { reason: Err(e), .. } => {
+                self.emit(NodeEvent::ReservationFailed { error: e.to_string() });
+            }
+            SwarmEvent::Behaviour(event) => self.on_behaviour(event),
+            _ => {}
+        }
+    }
+
+    fn on_behaviour(&mut self, event: NodeBehaviourEvent) {
+        match event {
+            NodeBehaviourEvent::Ping(ping::Event { peer, result, .. }) => self.emit(match result {
+                Ok(rtt) => NodeEvent::Ping { peer, rtt },
+                Err(e) => NodeEvent::PingFailed { peer, error: e.to_string() },
+            }),
+            NodeBehaviourEvent::Rooms(gossipsub::Event::Message {
+                propagation_source,
+                message_id,
+                message,
+            }) => self.on_room_message(propagation_source, message_id, message),
+            NodeBehaviourEvent::Bitswap(event) => self.on_bitswap(event),
+            NodeBehaviourEvent::Pullsync(event) => self.on_pullsync(event),
+            _ => {}
+        }
+    }
+
+    fn on_bitswap(&mut self, event: bitswap::Event) {
+        match event {
+            bitswap::Event::Block { fetch, cid, data } => {
+                let bitswap = &mut self.swarm.behaviour_mut().bitswap;
+                if let Some(update) = self.fetches.on_block(bitswap, fetch, cid, &data) {
+                    self.emit(NodeEvent::Fetch(update));
+                }
+            }
+            bitswap::Event::Misbehaved { peer, error } => {
+                tracing::warn!(%peer, %error, "bitswap peer misbehaved");
+                self.emit(NodeEvent::Misbehaved {
+                    peer,
+                    protocol: "bitswap",
+                    error: error.to_string(),
+                });
+            }
+            bitswap::Event::StoreFailed { cid, error } => {
+                self.emit(NodeEvent::Error { error: format!("cannot store block {cid}: {error}") });
+            }
+            _ => {}
+        }
+    }
+
+    fn on_pullsync(&mut self, event: pullsync::Event) {
+        match event {
+            pullsync::Event::Misbehaved { peer, error } => {
+                tracing::warn!(%peer, %error, "pull-sync peer misbehaved");
+                self.emit(NodeEvent::Misbehaved {
+                    peer,
+                    protocol: "pull-sync",
+                    error: error.to_string(),
+                });
+            }
+            pullsync::Event::StoreFailed { address, error, .. } => {
+                self.emit(NodeEvent::Error {
+                    error: format!("cannot store chunk {address}: {error}"),
+                });
+            }
+            _ => {}
+        }
+    }
+
+    /// Reserves a slot through the connection just made, so that room members can dial us.
+    fn relay_connected(&mut self, addr: Multiaddr) {
+        self.relay_addr = Some(addr.clone());
+        if !self.reserve {
+            return;
+        }
+        let circuit =
+            addr.with_p2p(self.relay.peer_id).unwrap_or_else(|a| a).with(Protocol::P2pCircuit);
+        if let Err(e) = self.swarm.listen_on(circuit) {
+            self.emit(NodeEvent::ReservationFailed { error: e.to_string() });
+        }
+    }
+
+    fn on_room_message(
+        &mut self,
+        source: PeerId,
+        id: gossipsub::MessageId,
+        message: gossipsub::Message,
+    ) {
+        let rooms = &mut self.swarm.behaviour_mut().rooms;
+        match self.membership.handle(rooms, source, id, message, self.relay_addr.as_ref()) {
+            Some(Ok(update)) => {
+                self.dial_new_members(&update);
+                self.emit(NodeEvent::Room(update));
+            }
+            Some(Err(e)) => self
+                .emit(NodeEvent::Error { error: format!("bad member list from the relay: {e}") }),
+            None => {}
+        }
+    }
+
+    /// Of each pair of members, the one with the smaller peer id dials, so that a pair holds one
+    /// circuit rather than two.
+    fn dial_new_members(&mut self, update: &RoomUpdate) {
+        if !self.dial_members {
+            return;
+        }
+        let me = *self.swarm.local_peer_id();
+        for member in &update.joined {
+            let connected = self.swarm.connected_peers().count();
+            if me >= member.peer
+                || self.swarm.is_connected(&member.peer)
+                || connected > MAX_DIALED_MEMBERS
+            {
+                continue;
+            }
+            let opts = DialOpts::peer_id(member.peer)
+                .addresses(member.addrs.clone())
+                .override_dial_concurrency_factor(NonZeroU8::MIN)
+                .build();
+            if let Err(e) = self.swarm.dial(opts) {
+                tracing::debug!(peer = %member.peer, "not dialling room member: {e}");
+            }
+        }
+    }
+}
+
+/// One address at a time, so that the preferred transport wins whenever it works.
+fn relay_dial_opts(relay: &RelayAddress) -> DialOpts {
+    DialOpts::peer_id(relay.peer_id)
+        .addresses(relay.addrs.clone())
+        .override_dial_concurrency_factor(NonZeroU8::MIN)
+        .build()
+}
+
+fn is_circuit(addr: &Multiaddr) -> bool {
+    addr.iter().any(|p| matches!(p, Protocol::P2pCircuit))
+}

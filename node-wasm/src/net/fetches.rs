@@ -1,0 +1,120 @@
+//! Fetching a UnixFS file over Bitswap the way IPFS walks a DAG: the root first, then the
+//! children each block links to, layer by layer, in one session; and, once every block is in,
+//! reading the file back through the verifying exporter.
+
+use std::collections::{HashMap, HashSet};
+use std::time::Duration;
+
+use bytes::Bytes;
+use cid::Cid;
+use web_time::Instant;
+
+use super::behaviour::NodeBitswap;
+use crate::content::{block_links, export_file, ExportLimits};
+use crate::proto::bitswap::SessionId;
+
+/// Largest file a fetch will assemble; larger roots are refused before anything is fetched.
+const MAX_FILE: u64 = 4 << 30;
+
+/// What a fetch reports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FetchUpdate {
+    Progress { root: Cid, blocks: u64, bytes: u64, wanted: usize },
+    Done { root: Cid, size: u64, blocks: u64, elapsed: Duration },
+    Failed { root: Cid, error: String },
+}
+
+struct Fetch {
+    root: Cid,
+    outstanding: HashSet<Cid>,
+    blocks: u64,
+    bytes: u64,
+    started: Instant,
+}
+
+#[derive(Default)]
+pub struct Fetches {
+    by_session: HashMap<SessionId, Fetch>,
+}
+
+impl Fetches {
+    pub fn start(&mut self, bitswap: &mut NodeBitswap, root: Cid) {
+        let session = bitswap.fetch([root]);
+        let fetch = Fetch {
+            root,
+            outstanding: HashSet::from([root]),
+            blocks: 0,
+            bytes: 0,
+            started: Instant::now(),
+        };
+        self.by_session.insert(session, fetch);
+    }
+
+    pub fn is_active(&self, root: &Cid) -> bool {
+        self.by_session.values().any(|f| f.root == *root)
+    }
+
+    /// A block of `session` arrived: asks for what it links to and reports progress, or the end.
+    pub fn on_block(
+        &mut self,
+        bitswap: &mut NodeBitswap,
+        session: SessionId,
+        cid: Cid,
+        data: &Bytes,
+    ) -> Option<FetchUpdate> {
+        let fetch = self.by_session.get_mut(&session)?;
+        if !fetch.outstanding.remove(&cid) {
+            return None;
+        }
+        fetch.blocks += 1;
+        fetch.bytes += data.len() as u64;
+        let links = match block_links(&cid, data) {
+            Ok(links) => links,
+            Err(e) => return Some(self.fail(bitswap, session, format!("block {cid}: {e}"))),
+        };
+        let new: Vec<Cid> = links.into_iter().filter(|l| fetch.outstanding.insert(*l)).collect();
+        if !new.is_empty() && bitswap.fetch_more(session, new).is_err() {
+            return Some(self.fail(bitswap, session, "the fetch was closed".into()));
+        }
+        if fetch.outstanding.is_empty() {
+            return Some(self.finish(bitswap, session));
+        }
+        Some(FetchUpdate::Progress {
+            root: fetch.root,
+            blocks: fetch.blocks,
+            bytes: fetch.bytes,
+            wanted: fetch.outstanding.len(),
+        })
+    }
+
+    /// Every block is in: the file is read back through the exporter, which checks every hash
+    /// and every size the DAG declares.
+    fn finish(&mut self, bitswap: &mut NodeBitswap, session: SessionId) -> FetchUpdate {
+        bitswap.close(session);
+        let Some(fetch) = self.by_session.remove(&session) else {
+            return FetchUpdate::Failed { root: Cid::default(), error: "unknown fetch".into() };
+        };
+        let store = bitswap.store().clone();
+        let limits = ExportLimits { max_file_size: MAX_FILE, ..ExportLimits::default() };
+        match export_file(fetch.root, limits, |cid| store.block(cid)) {
+            Ok(file) => FetchUpdate::Done {
+                root: fetch.root,
+                size: file.len() as u64,
+                blocks: fetch.blocks,
+                elapsed: fetch.started.elapsed(),
+            },
+            Err(e) => FetchUpdate::Failed { root: fetch.root, error: e.to_string() },
+        }
+    }
+
+    fn fail(
+        &mut self,
+        bitswap: &mut NodeBitswap,
+        session: SessionId,
+        error: String,
+    ) -> FetchUpdate {
+        bitswap.close(session);
+        let root = self.by_session.remove(&session).map(|f| f.root).unwrap_or_default();
+        FetchUpdate::Failed { root, error }
+    }
+}

@@ -1,0 +1,60 @@
+//! Native syncscope peers run by this binary: the demo's seed peers inside the relay process, and
+//! `syncscope-relay peer` on other hosts. Both are the node library's own peer, joined through a
+//! relay, serving content over Bitswap and pull-sync.
+
+use anyhow::{Context, Result};
+use libp2p::{multiaddr::Protocol, Multiaddr, PeerId};
+use syncscope_node::content::{ImportedFile, SplitFile};
+use syncscope_node::net::{self, FetchUpdate, NodeConfig, NodeEvent, NodeHandle, RelayAddress};
+
+/// Content a peer serves, imported both ways.
+pub type Content = (ImportedFile, SplitFile);
+
+/// The relay's address as `RelayAddress`; it must end in `/p2p/<relay peer id>`.
+pub fn relay_address(addr: &Multiaddr) -> Result<RelayAddress> {
+    let peer_id = addr
+        .iter()
+        .find_map(|p| match p {
+            Protocol::P2p(id) => Some(id),
+            _ => None,
+        })
+        .context("the relay address must end in /p2p/<relay peer id>, as the relay prints it")?;
+    Ok(RelayAddress { peer_id, addrs: vec![addr.clone()] })
+}
+
+/// Starts a peer through `relay`, joins `room` and serves `content`.
+pub async fn start(relay: RelayAddress, room: &str, content: Vec<Content>) -> Result<NodeHandle> {
+    let mut handle = net::start(NodeConfig::new(relay)).await.context("cannot start the peer")?;
+    handle.join_room(room)?;
+    for (unixfs, swarm) in content {
+        handle.add_imported(unixfs, swarm)?;
+    }
+    Ok(handle)
+}
+
+/// Logs what is worth a line; returns the event for further handling.
+pub fn log(peer: PeerId, event: &NodeEvent) {
+    match event {
+        NodeEvent::Connected { peer: other, transport, .. } => {
+            tracing::debug!(%peer, %other, transport = transport.label(), "peer connected");
+        }
+        NodeEvent::DialFailed { peer: other, error } => {
+            tracing::info!(%peer, ?other, %error, "dial failed");
+        }
+        NodeEvent::ReservationFailed { error } => tracing::warn!(%peer, %error, "no reservation"),
+        NodeEvent::Room(update) => {
+            tracing::info!(%peer, room = %update.room, members = update.members.len(), "room changed");
+        }
+        NodeEvent::Fetch(FetchUpdate::Done { root, size, elapsed, .. }) => {
+            tracing::info!(%peer, %root, size, ?elapsed, "fetch done");
+        }
+        NodeEvent::Fetch(FetchUpdate::Failed { root, error }) => {
+            tracing::warn!(%peer, %root, %error, "fetch failed");
+        }
+        NodeEvent::Misbehaved { peer: other, protocol, error } => {
+            tracing::warn!(%peer, %other, protocol, %error, "peer misbehaved and was disconnected");
+        }
+        NodeEvent::Error { error } => tracing::warn!(%peer, %error, "error"),
+        _ => {}
+    }
+}

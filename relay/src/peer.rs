@@ -1,0 +1,74 @@
+//! `syncscope-relay peer`: a native syncscope peer for another host. It joins a room through a
+//! relay, serves files (and optionally the demo content) over Bitswap and pull-sync, can fetch a
+//! CID from the room, and runs until Ctrl-C.
+
+use anyhow::{Context, Result};
+use bytesize::ByteSize;
+use futures::StreamExt;
+use syncscope_node::content::import_demo;
+use syncscope_node::net::{FetchUpdate, NodeEvent, NodeStats, TransportKind};
+use syncscope_node::proto::rooms::topic_of;
+
+use crate::cli::PeerArgs;
+use crate::native_peer;
+
+pub async fn run(args: PeerArgs, shutdown: impl std::future::Future<Output = ()>) -> Result<()> {
+    topic_of(&args.room)?;
+    let relay = native_peer::relay_address(&args.relay)?;
+    let files = args
+        .add
+        .iter()
+        .map(|path| std::fs::read(path).with_context(|| format!("cannot read {}", path.display())))
+        .collect::<Result<Vec<_>>>()?;
+    let demo = args.demo_content.map(|size| {
+        let demo = import_demo(args.content_seed, size.as_u64() as usize);
+        (demo.unixfs, demo.swarm)
+    });
+    let mut handle = native_peer::start(relay, &args.room, demo.into_iter().collect()).await?;
+    for data in &files {
+        handle.add_bytes(data)?;
+    }
+    println!("peer {} joining room {:?} through {}", handle.peer_id, args.room, args.relay);
+    let mut fetch = args.fetch;
+    let mut stats: Option<Box<NodeStats>> = None;
+    tokio::pin!(shutdown);
+    loop {
+        let event = tokio::select! {
+            event = handle.events.next() => match event {
+                Some(event) => event,
+                None => anyhow::bail!("the peer stopped"),
+            },
+            () = &mut shutdown => return Ok(()),
+        };
+        native_peer::log(handle.peer_id, &event);
+        match event {
+            NodeEvent::ContentAdded(added) => println!(
+                "serving {} ({}) as UnixFS {} and Swarm root {}",
+                ByteSize(added.size),
+                added.size,
+                added.cid,
+                added.swarm_root
+            ),
+            NodeEvent::Connected { transport: TransportKind::Circuit, .. } => {
+                if let Some(root) = fetch.take() {
+                    println!("fetching {root}");
+                    handle.fetch(root)?;
+                }
+            }
+            NodeEvent::Fetch(FetchUpdate::Done { root, size, blocks, elapsed }) => {
+                let secs = elapsed.as_secs_f64().max(1e-9);
+                let dups = stats.as_ref().map_or(0, |s| s.bitswap.counters.duplicate_blocks);
+                println!(
+                    "fetched {root}: {} in {secs:.2} s ({}/s), {blocks} blocks, {dups} duplicate blocks, verified",
+                    ByteSize(size),
+                    ByteSize((size as f64 / secs) as u64)
+                );
+            }
+            NodeEvent::Fetch(FetchUpdate::Failed { root, error }) => {
+                eprintln!("error: fetching {root} failed: {error}");
+            }
+            NodeEvent::Stats(s) => stats = Some(s),
+            _ => {}
+        }
+    }
+}

@@ -1,0 +1,117 @@
+//! Native peers: the relay's own seed peers serve deterministic demo content, and
+//! `syncscope-relay peer` processes on "other hosts" serve and fetch files through the relay.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use common::{http_get, node, temp_dir, wait_for, Relay};
+use syncscope_node::content::import_demo;
+use syncscope_node::net::{FetchUpdate, NodeEvent, TransportKind};
+
+fn sum_metric(text: &str, name: &str) -> f64 {
+    text.lines()
+        .filter(|l| l.starts_with(name))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn seed_peers_serve_the_demo_content_under_a_stable_link() {
+    let relay =
+        Relay::start(&["--seed-peers", "2", "--seed-content", "1MiB", "--content-seed", "5"]);
+    let expected = import_demo(5, 1 << 20).unixfs.root;
+    let link = relay.printed.iter().find(|l| l.starts_with("share link: ")).expect("a share link");
+    assert!(link.ends_with(&format!("?room=default&fetch={expected}")), "{link}");
+
+    let mut fetcher = node(&relay, "tcp").await;
+    fetcher.join_room("default").unwrap();
+    wait_for(&mut fetcher, Duration::from_secs(10), |e| {
+        matches!(e, NodeEvent::Connected { transport: TransportKind::Circuit, .. })
+    })
+    .await;
+    fetcher.fetch(expected).unwrap();
+    let done = wait_for(&mut fetcher, Duration::from_secs(30), |e| {
+        matches!(e, NodeEvent::Fetch(FetchUpdate::Done { .. } | FetchUpdate::Failed { .. }))
+    })
+    .await;
+    assert!(matches!(done, NodeEvent::Fetch(FetchUpdate::Done { size: 1048576, .. })), "{done:?}");
+
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let metrics = http_get(&relay, "/metrics");
+    assert!(sum_metric(&metrics, "syncscope_seed_bitswap_blocks_sent_total") >= 5.0, "{metrics}");
+}
+
+/// A `syncscope-relay peer` process; its stdout lines arrive on `lines`.
+struct PeerProcess {
+    child: Child,
+    lines: mpsc::Receiver<String>,
+}
+
+impl PeerProcess {
+    fn start(relay: &Relay, args: &[&str]) -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_syncscope-relay"))
+            .args(["peer", "--relay", &relay.addr("tcp").to_string(), "--room", "hosts"])
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let (tx, lines) = mpsc::channel();
+        let out = child.stdout.take().unwrap();
+        std::thread::spawn(move || {
+            for line in BufReader::new(out).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        Self { child, lines }
+    }
+
+    fn line_containing(&self, text: &str) -> String {
+        loop {
+            let line = self.lines.recv_timeout(Duration::from_secs(30)).expect("peer output");
+            if line.contains(text) {
+                return line;
+            }
+        }
+    }
+}
+
+impl Drop for PeerProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn a_peer_process_serves_a_file_that_another_fetches() {
+    let relay = Relay::start(&[]);
+    let file = temp_dir("peer-file").join("data.bin");
+    let data: Vec<u8> =
+        (0..3_000_000u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
+    std::fs::write(&file, &data).unwrap();
+
+    let server = PeerProcess::start(&relay, &["--add", file.to_str().unwrap()]);
+    let serving = server.line_containing("as UnixFS");
+    let cid = serving.split_whitespace().skip_while(|w| *w != "UnixFS").nth(1).unwrap().to_string();
+
+    let fetcher = PeerProcess::start(&relay, &["--fetch", &cid]);
+    let fetched = fetcher.line_containing("fetched");
+    assert!(fetched.contains(&cid) && fetched.contains("verified"), "{fetched}");
+    assert!(fetched.contains("2.9 MiB"), "{fetched}");
+}
+
+#[test]
+fn a_peer_with_a_bad_relay_address_says_what_is_wrong() {
+    let out = Command::new(env!("CARGO_BIN_EXE_syncscope-relay"))
+        .args(["peer", "--relay", "/ip4/127.0.0.1/tcp/1"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("/p2p/<relay peer id>"), "{err}");
+}
