@@ -1,10 +1,11 @@
 // Runs every test in tests/ against a real relay serving the built UI, in real headless Chromium.
 // Each test gets a fresh browser context; a console error fails the test. Ends with
 // "N passed, N failed" and a non-zero exit code on any failure.
-import { readdirSync } from 'node:fs';
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
+import { screenshot } from './lib/assert.mjs';
 import { launchBrowser, openPage } from './lib/browser.mjs';
 import { startRelay } from './lib/relay.mjs';
 
@@ -33,12 +34,17 @@ async function runOne(test, browser, relay) {
   try {
     await test.fn({ page, relay, browser, openPage: () => openPage(browser) });
     if (errors.length) throw new Error(`errors in the page:\n  ${errors.join('\n  ')}`);
+  } catch (e) {
+    // What the page showed when the test failed, for whoever reads the failure.
+    await screenshot(page, `FAILED-${test.name.replace(/[^a-z0-9]+/gi, '-')}`).catch(() => {});
+    throw e;
   } finally {
     await close();
   }
 }
 
 const tests = await loadTests();
+mkdirSync(join(here, '..', 'target', 'e2e'), { recursive: true });
 const relay = await startRelay({ bin, dist });
 const browser = await launchBrowser();
 let passed = 0;
@@ -59,6 +65,8 @@ try {
   await browser.close();
   await relay.stop();
 }
+// The relay's whole log stays beside the screenshots, for reading after the run.
+writeFileSync(join(here, '..', 'target', 'e2e', 'relay.log'), `${relay.log.join('\n')}\n`);
 if (failed) console.log(`relay log (last 40 lines):\n${relay.log.slice(-40).join('\n')}`);
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);

@@ -7,7 +7,7 @@ import { createInterface } from 'node:readline';
 
 const READY = /syncscope relay ready: (http:\/\/\S+)/;
 
-export async function startRelay({ bin, dist, args = [] }) {
+export async function startRelay({ bin, dist, args = ['--seed-peers', '2', '--seed-content', '2MiB'] }) {
   const dataDir = mkdtempSync(join(tmpdir(), 'syncscope-e2e-'));
   const child = spawn(bin, [
     '--dist', dist, '--data-dir', dataDir,
@@ -15,11 +15,13 @@ export async function startRelay({ bin, dist, args = [] }) {
     ...args,
   ], { stdio: ['ignore', 'pipe', 'pipe'], env: process.env });
   const log = [];
+  const printed = [];
   createInterface({ input: child.stderr }).on('line', (l) => log.push(l));
   const url = await new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`relay not ready after 30 s:\n${log.join('\n')}`)), 30_000);
     child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`relay exited with ${code}:\n${log.join('\n')}`)); });
     createInterface({ input: child.stdout }).on('line', (line) => {
+      printed.push(line);
       const m = READY.exec(line);
       if (m) { clearTimeout(timer); resolve(m[1]); }
     });
@@ -27,6 +29,8 @@ export async function startRelay({ bin, dist, args = [] }) {
   return {
     url,
     log,
+    /** The share link the relay printed for its seed peers' demo content. */
+    shareLink: printed.find((l) => l.startsWith('share link: '))?.slice('share link: '.length),
     async stop() {
       if (child.exitCode === null) {
         const exited = new Promise((r) => child.once('exit', r));

@@ -15,7 +15,7 @@ export default {
   'two tabs in the same room see each other and a closed tab leaves': async ({ page, relay, openPage }) => {
     const room = `e2e-${Date.now()}`;
     await page.goto(`${relay.url}?room=${room}&transport=ws`);
-    expect(await page.getByTestId('room').textContent(), 'room name').toBe(room);
+    await page.getByTestId('room').filter({ hasText: room }).waitFor({ timeout: 15_000 });
     const link = await page.getByTestId('share-link').getAttribute('href');
     expect(link, 'share link').toMatch(new RegExp(`[?&]room=${room}`));
 

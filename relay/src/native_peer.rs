@@ -24,7 +24,7 @@ pub fn relay_address(addr: &Multiaddr) -> Result<RelayAddress> {
 
 /// Starts a peer through `relay`, joins `room` and serves `content`.
 pub async fn start(relay: RelayAddress, room: &str, content: Vec<Content>) -> Result<NodeHandle> {
-    let mut handle = net::start(NodeConfig::new(relay)).await.context("cannot start the peer")?;
+    let handle = net::start(NodeConfig::new(relay)).await.context("cannot start the peer")?;
     handle.join_room(room)?;
     for (unixfs, swarm) in content {
         handle.add_imported(unixfs, swarm)?;

@@ -106,7 +106,7 @@ async fn a_peer_spamming_a_room_is_banned_and_members_are_still_served() {
     .await
     .expect("a banned peer's new connection is refused");
 
-    let mut late = node(&relay, "ws").await;
+    let late = node(&relay, "ws").await;
     late.join_room("lab").unwrap();
     wait_for(
         &mut honest,

@@ -75,7 +75,7 @@ fn a_port_in_use_is_a_clear_error() {
 async fn metrics_report_connections_reservations_and_rooms() {
     let relay = Relay::start(&[]);
     let mut a = node(&relay, "tcp").await;
-    let mut b = node(&relay, "ws").await;
+    let b = node(&relay, "ws").await;
     a.join_room("metrics").unwrap();
     b.join_room("metrics").unwrap();
     wait_for(

@@ -60,7 +60,7 @@ async fn members_see_each_other_and_leavers_disappear() {
 async fn member_addresses_go_through_the_relay_and_are_dialable() {
     let relay = Relay::start(&[]);
     let mut a = node(&relay, "tcp").await;
-    let mut b = node(&relay, "ws").await;
+    let b = node(&relay, "ws").await;
     a.join_room("dial").unwrap();
     b.join_room("dial").unwrap();
     let event = wait_for(

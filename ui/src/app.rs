@@ -5,11 +5,17 @@ use syncscope_node::net::RoomMember;
 
 use crate::chart::Chart;
 use crate::config;
-use crate::connection::{self, Connection, Status};
+use crate::connection::{self, Connection, Observers, Status};
+use crate::rates::RateCharts;
+use crate::transfers::{Outcome, Transfers};
 
 #[component]
 pub fn App() -> impl IntoView {
-    let conn = connection::start();
+    let observers = Observers {
+        transfers: Transfers::new(config::url_param("fetch")),
+        charts: RateCharts::new(),
+    };
+    let conn = connection::start(observers);
     view! {
         <header>
             <h1>"syncscope"</h1>
@@ -18,6 +24,8 @@ pub fn App() -> impl IntoView {
         <main>
             <ConnectionPanel conn=conn />
             <RoomPanel conn=conn />
+            <TransferPanel transfers=observers.transfers room=conn.room />
+            <ProtocolPanel charts=observers.charts />
         </main>
     }
 }
@@ -74,7 +82,7 @@ fn ConnectionPanel(conn: Connection) -> impl IntoView {
 
 #[component]
 fn RoomPanel(conn: Connection) -> impl IntoView {
-    let link = move || conn.room.get().map(|r| config::share_link(&r)).unwrap_or_default();
+    let link = move || conn.room.get().map(|r| config::share_link(&r, None)).unwrap_or_default();
     view! {
         <section class="panel" aria-label="room">
             <h2>"Room " <span data-testid="room">{move || or_dash(conn.room.get())}</span></h2>
@@ -112,5 +120,104 @@ fn MemberRow(member: RoomMember) -> impl IntoView {
             <span class=format!("badge {kind}")>{kind}</span>
             <code>{member.peer.to_string()}</code>
         </li>
+    }
+}
+
+fn mib(bytes: u64) -> String {
+    format!("{:.2} MiB", bytes as f64 / (1 << 20) as f64)
+}
+
+#[component]
+fn TransferPanel(transfers: Transfers, room: RwSignal<Option<String>>) -> impl IntoView {
+    let cid = RwSignal::new(transfers.pending.get_untracked().unwrap_or_default());
+    let waiting = move || transfers.pending.get().is_some();
+    view! {
+        <section class="panel" aria-label="transfers">
+            <h2>"Fetch and share"</h2>
+            <form class="fetch" on:submit=move |ev| {
+                ev.prevent_default();
+                transfers.fetch(&cid.get_untracked());
+            }>
+                <input data-testid="cid-input" placeholder="a UnixFS CID, e.g. bafy…" prop:value=cid
+                    on:input=move |ev| cid.set(event_target_value(&ev)) />
+                <button type="submit" data-testid="fetch-button">"Fetch over Bitswap"</button>
+            </form>
+            <Show when=waiting>
+                <p class="muted" data-testid="fetch-waiting">"waiting for a peer in the room before fetching…"</p>
+            </Show>
+            {move || transfers.progress.get().map(|p| view! {
+                <div class="progress" data-testid="fetch-progress">
+                    <progress max="1" value=p.fraction()></progress>
+                    <span>{format!("{} blocks, {} of {}", p.blocks, mib(p.bytes), p.root)}</span>
+                </div>
+            })}
+            {move || transfers.outcome.get().map(|o| view! { <OutcomeLine outcome=o /> })}
+            {move || transfers.error.get().map(|e| view! { <p class="status error" data-testid="transfer-error">{e}</p> })}
+            <label class="share-file">
+                "Share a file with the room: "
+                <input type="file" data-testid="file-input" on:change=move |ev| read_file(ev, transfers) />
+            </label>
+            <ul class="shared" data-testid="shared">
+                {move || transfers.shared.get().into_iter().map(|added| {
+                    let link = room.get().map(|r| config::share_link(&r, Some(&added.cid.to_string()))).unwrap_or_default();
+                    view! {
+                        <li>
+                            <code>{added.cid.to_string()}</code>
+                            {format!(" {} · {} blocks, {} Swarm chunks · ", mib(added.size), added.blocks, added.chunks)}
+                            <a href=link.clone()>"link to fetch it"</a>
+                        </li>
+                    }
+                }).collect_view()}
+            </ul>
+        </section>
+    }
+}
+
+#[component]
+fn OutcomeLine(outcome: Outcome) -> impl IntoView {
+    let secs = outcome.elapsed.as_secs_f64().max(1e-6);
+    let dup_pct = 100.0 * outcome.duplicate_blocks as f64
+        / (outcome.blocks + outcome.duplicate_blocks).max(1) as f64;
+    view! {
+        <p class="status ok" data-testid="fetch-done">
+            {format!(
+                "fetched and verified {}: {} in {:.2} s ({:.2} MiB/s), {} blocks from {} peers, {} duplicate blocks ({:.1} %)",
+                outcome.root, mib(outcome.size), secs, outcome.size as f64 / (1 << 20) as f64 / secs,
+                outcome.blocks, outcome.peers, outcome.duplicate_blocks, dup_pct
+            )}
+        </p>
+    }
+}
+
+fn read_file(ev: leptos::ev::Event, transfers: Transfers) {
+    use wasm_bindgen::JsCast;
+    let Some(file) = ev
+        .target()
+        .and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok())
+        .and_then(|input| input.files())
+        .and_then(|files| files.get(0))
+    else {
+        return;
+    };
+    leptos::task::spawn_local(async move {
+        match wasm_bindgen_futures::JsFuture::from(file.array_buffer()).await {
+            Ok(buffer) => transfers.share(&js_sys::Uint8Array::new(&buffer).to_vec()),
+            Err(e) => transfers.error.set(Some(format!("cannot read {}: {e:?}", file.name()))),
+        }
+    });
+}
+
+#[component]
+fn ProtocolPanel(charts: RateCharts) -> impl IntoView {
+    view! {
+        <section class="panel" aria-label="protocols">
+            <h2>"What the protocols do"</h2>
+            <p class="muted">"Exact per-second differences of the node's counters, sampled every second."</p>
+            <div class="charts">
+                <Chart title="Data received" unit="MB/s" file="throughput" series=charts.throughput />
+                <Chart title="Blocks and chunks received" unit="per second" file="items" series=charts.items />
+                <Chart title="Duplicates" unit="% of received" file="duplicates" series=charts.duplicates />
+            </div>
+        </section>
     }
 }

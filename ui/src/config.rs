@@ -25,8 +25,9 @@ pub fn transports_from_url() -> Vec<String> {
     }
 }
 
-/// A link that opens this page in `room`, keeping the page's other parameters.
-pub fn share_link(room: &str) -> String {
+/// A link that opens this page in `room` (fetching `cid` if given), keeping the page's other
+/// parameters.
+pub fn share_link(room: &str, cid: Option<&str>) -> String {
     let Some(location) = web_sys::window().map(|w| w.location()) else { return String::new() };
     let base = format!(
         "{}{}",
@@ -36,6 +37,9 @@ pub fn share_link(room: &str) -> String {
     let search = location.search().unwrap_or_default();
     let Ok(params) = web_sys::UrlSearchParams::new_with_str(&search) else { return base };
     params.set("room", room);
+    if let Some(cid) = cid {
+        params.set("fetch", cid);
+    }
     format!("{base}?{}", String::from(params.to_string()))
 }
 

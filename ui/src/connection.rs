@@ -6,10 +6,12 @@ use web_time::Instant;
 
 use futures::StreamExt;
 use leptos::prelude::*;
-use syncscope_node::net::{self, NodeConfig, NodeEvent, NodeHandle, PeerId, RoomMember};
+use syncscope_node::net::{self, NodeConfig, NodeEvent, PeerId, RoomMember, TransportKind};
 
 use crate::chart::Series;
 use crate::config;
+use crate::rates::{RateCharts, RateSampler};
+use crate::transfers::Transfers;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Status {
@@ -57,11 +59,18 @@ impl Connection {
     }
 }
 
-/// Starts the node and keeps the returned signals up to date.
-pub fn start() -> Connection {
+/// What the node's events update besides the connection.
+#[derive(Clone, Copy)]
+pub struct Observers {
+    pub transfers: Transfers,
+    pub charts: RateCharts,
+}
+
+/// Starts the node and keeps the returned signals, and `observers`, up to date.
+pub fn start(observers: Observers) -> Connection {
     let conn = Connection::new();
     leptos::task::spawn_local(async move {
-        if let Err(e) = run(conn).await {
+        if let Err(e) = run(conn, observers).await {
             tracing::error!("{e}");
             conn.status.set(Status::Failed(e));
         }
@@ -69,7 +78,7 @@ pub fn start() -> Connection {
     conn
 }
 
-async fn run(conn: Connection) -> Result<(), String> {
+async fn run(conn: Connection, observers: Observers) -> Result<(), String> {
     let config = config::fetch().await?;
     let relay = config.relay_address(&config::transports_from_url())?;
     let room = config::url_param("room").unwrap_or(config.room);
@@ -78,17 +87,27 @@ async fn run(conn: Connection) -> Result<(), String> {
     let relay_peer = relay.peer_id;
     let mut node = net::start(NodeConfig::new(relay)).await.map_err(|e| e.to_string())?;
     conn.own_peer_id.set(Some(node.peer_id.to_string()));
-    join(&mut node, conn, &room)?;
+    node.join_room(&room).map_err(|e| e.to_string())?;
+    conn.room.set(Some(room));
+    observers.transfers.control.set(Some(node.control.clone()));
+    let mut sampler = RateSampler::default();
     while let Some(event) = node.events.next().await {
-        on_event(conn, relay_peer, event);
+        match event {
+            NodeEvent::Stats(stats) => {
+                observers.transfers.on_stats(*stats);
+                if let Some(rates) = sampler.push(*stats) {
+                    observers.charts.push(rates);
+                }
+            }
+            NodeEvent::Fetch(update) => observers.transfers.on_fetch(update),
+            NodeEvent::ContentAdded(added) => observers.transfers.on_added(added),
+            NodeEvent::Connected { transport: TransportKind::Circuit, .. } => {
+                observers.transfers.peer_available();
+            }
+            event => on_event(conn, relay_peer, event),
+        }
     }
     Err("the node stopped".into())
-}
-
-fn join(node: &mut NodeHandle, conn: Connection, room: &str) -> Result<(), String> {
-    node.join_room(room).map_err(|e| e.to_string())?;
-    conn.room.set(Some(room.to_string()));
-    Ok(())
 }
 
 fn on_event(conn: Connection, relay: PeerId, event: NodeEvent) {

@@ -5,6 +5,8 @@ mod chart;
 mod config;
 mod connection;
 mod export;
+mod rates;
+mod transfers;
 
 pub use app::App;
 

@@ -19,8 +19,8 @@ pub use fetches::FetchUpdate;
 pub use libp2p::{Multiaddr, PeerId};
 pub use membership::{RoomMember, RoomUpdate};
 pub use node::{
-    start, CommandError, ContentAdded, NodeConfig, NodeEvent, NodeHandle, NodeStats, RelayAddress,
-    StartError, TransportKind,
+    start, CommandError, ContentAdded, NodeConfig, NodeControl, NodeEvent, NodeHandle, NodeStats,
+    RelayAddress, StartError, TransportKind,
 };
 pub use rooms::{
     rooms_behaviour, RoomTopics, RoomsBehaviour, RoomsConfigError, MAX_ROOMS_PER_PEER,

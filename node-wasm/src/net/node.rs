@@ -197,10 +197,26 @@ pub enum NodeEvent {
     },
 }
 
-/// The caller's side of a running node. Dropping it (or its `events`) stops the node.
+/// The caller's side of a running node: its events, and (through `Deref`) its
+/// [`NodeControl`]. Dropping it (or its `events`) stops the node.
 pub struct NodeHandle {
     pub peer_id: PeerId,
     pub events: mpsc::Receiver<NodeEvent>,
+    pub control: NodeControl,
+}
+
+impl std::ops::Deref for NodeHandle {
+    type Target = NodeControl;
+
+    fn deref(&self) -> &NodeControl {
+        &self.control
+    }
+}
+
+/// Commands for a running node. Cheap to clone, so that every part of an application (a button,
+/// a timer) can hold one.
+#[derive(Clone)]
+pub struct NodeControl {
     commands: mpsc::Sender<Command>,
 }
 
@@ -214,25 +230,25 @@ pub enum CommandError {
     Import(#[from] ImportError),
 }
 
-impl NodeHandle {
+impl NodeControl {
     /// Joins `room`; [`NodeEvent::Room`] then reports its members as they change.
-    pub fn join_room(&mut self, room: &str) -> Result<(), CommandError> {
+    pub fn join_room(&self, room: &str) -> Result<(), CommandError> {
         self.send(Command::JoinRoom(room.to_string()))
     }
 
-    pub fn leave_room(&mut self, room: &str) -> Result<(), CommandError> {
+    pub fn leave_room(&self, room: &str) -> Result<(), CommandError> {
         self.send(Command::LeaveRoom(room.to_string()))
     }
 
     /// Dials a peer, e.g. a room member's circuit address.
-    pub fn dial(&mut self, addr: Multiaddr) -> Result<(), CommandError> {
+    pub fn dial(&self, addr: Multiaddr) -> Result<(), CommandError> {
         self.send(Command::Dial(addr))
     }
 
     /// Imports `data` as a UnixFS file (kubo's `--cid-version=1 --raw-leaves` layout) and as
     /// Swarm chunks, then serves it over Bitswap and pull-sync. The import runs on the caller's
     /// thread; [`NodeEvent::ContentAdded`] follows.
-    pub fn add_bytes(&mut self, data: &[u8]) -> Result<(), CommandError> {
+    pub fn add_bytes(&self, data: &[u8]) -> Result<(), CommandError> {
         let unixfs = import_bytes(data, ImportConfig::default())?;
         // syncscope carries postage stamps opaquely and issues none; local uploads carry a fixed
         // placeholder.
@@ -241,21 +257,17 @@ impl NodeHandle {
     }
 
     /// Serves content imported already, e.g. by [`crate::content::import_demo`].
-    pub fn add_imported(
-        &mut self,
-        unixfs: ImportedFile,
-        swarm: SplitFile,
-    ) -> Result<(), CommandError> {
+    pub fn add_imported(&self, unixfs: ImportedFile, swarm: SplitFile) -> Result<(), CommandError> {
         self.send(Command::Add(Box::new((unixfs, swarm))))
     }
 
     /// Fetches the UnixFS file at `root` over Bitswap; [`NodeEvent::Fetch`] reports progress.
-    pub fn fetch(&mut self, root: Cid) -> Result<(), CommandError> {
+    pub fn fetch(&self, root: Cid) -> Result<(), CommandError> {
         self.send(Command::Fetch(root))
     }
 
-    fn send(&mut self, command: Command) -> Result<(), CommandError> {
-        self.commands.try_send(command).map_err(|_| CommandError::Stopped)
+    fn send(&self, command: Command) -> Result<(), CommandError> {
+        self.commands.clone().try_send(command).map_err(|_| CommandError::Stopped)
     }
 }
 
@@ -277,7 +289,7 @@ pub async fn start(config: NodeConfig) -> Result<NodeHandle, StartError> {
     let (commands_tx, commands) = mpsc::channel(COMMAND_QUEUE);
     let driver = Driver::new(swarm, &config, events_tx).map_err(StartError::Dial)?;
     rt::spawn(driver.run(commands));
-    Ok(NodeHandle { peer_id, events, commands: commands_tx })
+    Ok(NodeHandle { peer_id, events, control: NodeControl { commands: commands_tx } })
 }
 
 #[cfg(test)]

@@ -1,0 +1,48 @@
+// Content moves for real: the relay's seed peers serve the demo file to a page opened from the
+// share link, and a file shared by one tab is fetched by another, browser to browser through the
+// relay. Charts fill with the rates as it happens.
+import { writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { expect, screenshot } from '../lib/assert.mjs';
+
+const DONE_TIMEOUT = 60_000;
+
+export default {
+  'the share link fetches the demo content from the seed peers and charts it': async ({ page, relay }) => {
+    expect(Boolean(relay.shareLink), 'the relay printed a share link').toBe(true);
+    const cid = new URL(relay.shareLink).searchParams.get('fetch');
+    await page.goto(relay.shareLink.replace(/^http:\/\/[^/]+\//, relay.url));
+    const done = page.getByTestId('fetch-done');
+    await done.waitFor({ timeout: DONE_TIMEOUT });
+    expect(await done.textContent(), 'outcome').toMatch(new RegExp(`fetched and verified ${cid}: 2.00 MiB`));
+    await page.locator('[data-testid="throughput"] svg polyline[stroke="#58A6FF"]').waitFor({ state: 'attached', timeout: 10_000 });
+    await screenshot(page, 'fetch-demo');
+  },
+
+  'a file shared by one tab is fetched by another through the relay': async ({ page, relay, openPage }) => {
+    const room = `share-${Date.now()}`;
+    await page.goto(`${relay.url}?room=${room}&transport=ws`);
+    const file = join(tmpdir(), `syncscope-e2e-${Date.now()}.bin`);
+    writeFileSync(file, Buffer.alloc(700_000, 7).map((_, i) => (i * 31) & 0xff));
+    await page.getByTestId('file-input').setInputFiles(file);
+    const shared = page.getByTestId('shared').locator('li').first();
+    await shared.waitFor({ timeout: 20_000 });
+    const cid = (await shared.locator('code').textContent()).trim();
+    const link = await shared.locator('a').getAttribute('href');
+    expect(link, 'link to fetch it').toMatch(new RegExp(`fetch=${cid}`));
+
+    const other = await openPage();
+    try {
+      await other.page.goto(link);
+      const done = other.page.getByTestId('fetch-done');
+      await done.waitFor({ timeout: DONE_TIMEOUT });
+      expect(await done.textContent(), 'outcome').toMatch(new RegExp(`fetched and verified ${cid}: 0.67 MiB`));
+      await screenshot(other.page, 'fetch-browser-to-browser');
+      if (other.errors.length) throw new Error(`errors in the fetching tab:\n  ${other.errors.join('\n  ')}`);
+    } finally {
+      await other.close();
+    }
+  },
+};

@@ -1,0 +1,142 @@
+//! Content this page shares and fetches: what is being fetched and how far along it is, what was
+//! fetched and how it went, and what this page serves.
+
+use std::time::Duration;
+
+use leptos::prelude::*;
+use syncscope_node::net::{ContentAdded, FetchUpdate, NodeControl, NodeStats};
+
+/// A fetch in progress.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Progress {
+    pub root: String,
+    pub blocks: u64,
+    pub bytes: u64,
+    /// Blocks known to be still missing.
+    pub wanted: usize,
+}
+
+impl Progress {
+    pub fn fraction(&self) -> f64 {
+        let total = self.blocks + self.wanted as u64;
+        if total == 0 {
+            0.0
+        } else {
+            self.blocks as f64 / total as f64
+        }
+    }
+}
+
+/// How a finished fetch went.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    pub root: String,
+    pub size: u64,
+    pub blocks: u64,
+    pub elapsed: Duration,
+    pub duplicate_blocks: u64,
+    pub peers: usize,
+}
+
+#[derive(Clone, Copy)]
+pub struct Transfers {
+    pub control: RwSignal<Option<NodeControl>, LocalStorage>,
+    /// A CID the page should fetch as soon as it has a peer (from the share link).
+    pub pending: RwSignal<Option<String>>,
+    pub progress: RwSignal<Option<Progress>>,
+    pub outcome: RwSignal<Option<Outcome>>,
+    pub shared: RwSignal<Vec<ContentAdded>>,
+    pub error: RwSignal<Option<String>>,
+    /// Duplicate blocks counted when the current fetch started, to report the fetch's own.
+    dup_base: RwSignal<u64>,
+    latest: RwSignal<Option<NodeStats>>,
+}
+
+impl Transfers {
+    pub fn new(pending: Option<String>) -> Self {
+        Self {
+            control: RwSignal::new_local(None),
+            pending: RwSignal::new(pending),
+            progress: RwSignal::new(None),
+            outcome: RwSignal::new(None),
+            shared: RwSignal::new(Vec::new()),
+            error: RwSignal::new(None),
+            dup_base: RwSignal::new(0),
+            latest: RwSignal::new(None),
+        }
+    }
+
+    /// Starts fetching `root` (a CID as text).
+    pub fn fetch(&self, root: &str) {
+        let Some(control) = self.control.get_untracked() else {
+            self.error.set(Some("the node is not running yet".into()));
+            return;
+        };
+        let result = root
+            .trim()
+            .parse()
+            .map_err(|e| format!("{root:?} is not a CID: {e}"))
+            .and_then(|cid| control.fetch(cid).map_err(|e| e.to_string()));
+        match result {
+            Ok(()) => {
+                self.error.set(None);
+                self.outcome.set(None);
+                let base =
+                    self.latest.get_untracked().map_or(0, |s| s.bitswap.counters.duplicate_blocks);
+                self.dup_base.set(base);
+                let root = root.trim().to_string();
+                self.progress.set(Some(Progress { root, blocks: 0, bytes: 0, wanted: 1 }));
+            }
+            Err(e) => self.error.set(Some(e)),
+        }
+    }
+
+    /// Imports and serves a file's bytes.
+    pub fn share(&self, data: &[u8]) {
+        let Some(control) = self.control.get_untracked() else { return };
+        if let Err(e) = control.add_bytes(data) {
+            self.error.set(Some(e.to_string()));
+        }
+    }
+
+    /// A peer that speaks the protocols is connected: a fetch waiting for one can start.
+    pub fn peer_available(&self) {
+        if let Some(root) = self.pending.get_untracked() {
+            self.pending.set(None);
+            self.fetch(&root);
+        }
+    }
+
+    pub fn on_stats(&self, stats: NodeStats) {
+        self.latest.set(Some(stats));
+    }
+
+    pub fn on_added(&self, added: ContentAdded) {
+        self.shared.update(|s| s.push(added));
+    }
+
+    pub fn on_fetch(&self, update: FetchUpdate) {
+        match update {
+            FetchUpdate::Progress { root, blocks, bytes, wanted } => {
+                self.progress.set(Some(Progress { root: root.to_string(), blocks, bytes, wanted }));
+            }
+            FetchUpdate::Done { root, size, blocks, elapsed } => {
+                let latest = self.latest.get_untracked();
+                let dups = latest.map_or(0, |s| s.bitswap.counters.duplicate_blocks);
+                self.progress.set(None);
+                self.outcome.set(Some(Outcome {
+                    root: root.to_string(),
+                    size,
+                    blocks,
+                    elapsed,
+                    duplicate_blocks: dups.saturating_sub(self.dup_base.get_untracked()),
+                    peers: latest.map_or(0, |s| s.bitswap.peers),
+                }));
+            }
+            FetchUpdate::Failed { root, error } => {
+                self.progress.set(None);
+                self.error.set(Some(format!("fetching {root} failed: {error}")));
+            }
+        }
+    }
+}
