@@ -93,7 +93,12 @@ async fn run_relay(cli: cli::Cli) -> Result<()> {
             "demo content: {} as UnixFS {} ({} blocks) and Swarm root {} ({} chunks), served by {} seed peers",
             bytesize::ByteSize(demo.size), demo.cid, demo.blocks, demo.swarm_root, demo.chunks, cli.seeds.seed_peers
         );
-        println!("share link: http://{http_addr}/?room={}&fetch={}", cli.room, demo.cid);
+        // Bulk transfers over WebRTC-direct still stall in the native libp2p-webrtc (0.10.0-alpha);
+        // the link asks for WebSocket so that the demo fetch completes.
+        println!(
+            "share link: http://{http_addr}/?room={}&fetch={}&transport=ws",
+            cli.room, demo.cid
+        );
     }
     println!("syncscope relay ready: http://{http_addr}/");
     let app = http::router(&cli.dist, &cli.room, snapshot, Arc::new(registry), relay_metrics);

@@ -25,7 +25,7 @@ async fn seed_peers_serve_the_demo_content_under_a_stable_link() {
         Relay::start(&["--seed-peers", "2", "--seed-content", "1MiB", "--content-seed", "5"]);
     let expected = import_demo(5, 1 << 20).unixfs.root;
     let link = relay.printed.iter().find(|l| l.starts_with("share link: ")).expect("a share link");
-    assert!(link.ends_with(&format!("?room=default&fetch={expected}")), "{link}");
+    assert!(link.ends_with(&format!("?room=default&fetch={expected}&transport=ws")), "{link}");
 
     let mut fetcher = node(&relay, "tcp").await;
     fetcher.join_room("default").unwrap();

@@ -76,10 +76,12 @@ impl Membership {
         };
         gossip.report_message_validation_result(&id, &source, verdict);
         let view = view.filter(|_| from_relay)?;
-        Some(
-            view.apply(&message.data, &self.me.to_bytes())
-                .map(|changes| update(view, changes, relay_addr)),
-        )
+        let first = !view.has_list();
+        match view.apply(&message.data, &self.me.to_bytes()) {
+            // The relay republishes unchanged lists; only the first and real changes matter.
+            Ok(changes) if changes.is_empty() && !first => None,
+            result => Some(result.map(|changes| update(view, changes, relay_addr))),
+        }
     }
 }
 

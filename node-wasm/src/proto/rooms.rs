@@ -116,6 +116,11 @@ impl RoomView {
         &self.name
     }
 
+    /// Whether a list from the relay has been applied yet.
+    pub fn has_list(&self) -> bool {
+        self.seq.is_some()
+    }
+
     pub fn members(&self) -> impl Iterator<Item = &Member> {
         self.members.values()
     }
