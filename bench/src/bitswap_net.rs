@@ -15,7 +15,7 @@ use cid::Cid;
 use clap::Parser;
 use futures::StreamExt;
 use libp2p::swarm::SwarmEvent;
-use libp2p::{identity::Keypair, noise, tcp, yamux, Multiaddr, Swarm, SwarmBuilder};
+use libp2p::{Multiaddr, Swarm};
 use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::{json, Value};
@@ -23,6 +23,7 @@ use syncscope_node::net::bitswap::{Behaviour, Config, Event};
 use syncscope_node::proto::bitswap::raw_cid;
 use syncscope_node::store::MemoryBlockStore;
 
+use crate::libp2p_host::{listen_loopback, tcp_swarm};
 use crate::report::{render, spread, Format, Row};
 
 type Node = Swarm<Behaviour<MemoryBlockStore>>;
@@ -43,29 +44,13 @@ pub struct Args {
 }
 
 fn node(config: Config) -> Node {
-    SwarmBuilder::with_existing_identity(Keypair::generate_ed25519())
-        .with_tokio()
-        .with_tcp(tcp::Config::default().nodelay(true), noise::Config::new, yamux::Config::default)
-        .expect("tcp transport")
-        .with_behaviour(|_| Behaviour::new(config, MemoryBlockStore::new()))
-        .expect("behaviour")
-        .with_swarm_config(|c| c.with_idle_connection_timeout(Duration::from_secs(60)))
-        .build()
-}
-
-async fn listen(node: &mut Node) -> Multiaddr {
-    node.listen_on("/ip4/127.0.0.1/tcp/0".parse().expect("address")).expect("listen");
-    loop {
-        if let SwarmEvent::NewListenAddr { address, .. } = node.select_next_some().await {
-            return address;
-        }
-    }
+    tcp_swarm(Behaviour::new(config, MemoryBlockStore::new()), None).expect("swarm")
 }
 
 /// A seed holding `blocks`, driven by its own task once they are stored.
 async fn seed(blocks: &[(Cid, Bytes)]) -> (Multiaddr, tokio::task::JoinHandle<()>) {
     let mut node = node(Config::default());
-    let addr = listen(&mut node).await;
+    let addr = listen_loopback(&mut node).await.expect("listen");
     for (cid, data) in blocks {
         node.behaviour_mut().add_block(*cid, data.clone()).expect("valid block");
     }

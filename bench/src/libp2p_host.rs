@@ -1,5 +1,6 @@
-//! A pull-sync node on a real libp2p swarm (TCP, noise, yamux on loopback), driven by its own
-//! tokio task and reached through jobs run inside that task.
+//! Real libp2p swarms on loopback TCP (noise, yamux) for the benchmarks: [`tcp_swarm`] and
+//! [`listen_loopback`] for any behaviour, and [`Host`], a pull-sync node driven by its own tokio
+//! task and reached through jobs run inside that task.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -7,7 +8,7 @@ use std::time::Duration;
 use futures::StreamExt;
 use libp2p::core::upgrade::Version;
 use libp2p::multiaddr::Protocol;
-use libp2p::swarm::SwarmEvent;
+use libp2p::swarm::{NetworkBehaviour, SwarmEvent};
 use libp2p::{identity::Keypair, noise, tcp, yamux, Multiaddr, PeerId, Swarm, SwarmBuilder};
 use syncscope_node::net::pullsync::{Behaviour, Config, Event};
 use syncscope_node::proto::pullsync::{MemoryIntervalStore, MemoryReserve};
@@ -68,30 +69,11 @@ impl Host {
             MemoryReserve::new(overlay, 1),
             MemoryIntervalStore::default(),
         );
-        let mut swarm = SwarmBuilder::with_existing_identity(Keypair::generate_ed25519())
-            .with_tokio()
-            .with_tcp(
-                tcp::Config::default().nodelay(true),
-                noise::Config::new,
-                yamux::Config::default,
-            )
-            .map_err(|e| e.to_string())?
-            .with_behaviour(|_| behaviour)
-            .map_err(|e| e.to_string())?
-            .with_swarm_config(|c| {
-                // Optimistic protocol negotiation: a stream's first message goes out with its
-                // protocol proposal instead of a round trip later.
-                c.with_substream_upgrade_protocol_override(Version::V1Lazy)
-                    .with_idle_connection_timeout(Duration::from_secs(60))
-            })
-            .build();
-        let listen: Multiaddr = "/ip4/127.0.0.1/tcp/0".parse().map_err(|e| format!("{e}"))?;
-        swarm.listen_on(listen).map_err(|e| e.to_string())?;
-        let addr = loop {
-            if let SwarmEvent::NewListenAddr { address, .. } = swarm.select_next_some().await {
-                break socket_addr(&address).ok_or("listen address is not TCP/IPv4")?;
-            }
-        };
+        // Optimistic protocol negotiation: a stream's first message goes out with its protocol
+        // proposal instead of a round trip later.
+        let mut swarm = tcp_swarm(behaviour, Some(Version::V1Lazy))?;
+        let address = listen_loopback(&mut swarm).await?;
+        let addr = socket_addr(&address).ok_or("listen address is not TCP/IPv4")?;
         let peer_id = *swarm.local_peer_id();
         let (jobs, mut rx) = mpsc::unbounded_channel::<Job>();
         tokio::spawn(async move {
@@ -140,6 +122,42 @@ impl Host {
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
         Ok(())
+    }
+}
+
+/// A swarm on TCP (noise, yamux, no Nagle) with a fresh identity, whose connections close after
+/// a minute without streams. `upgrade` overrides how every stream negotiates its protocol.
+pub fn tcp_swarm<B>(behaviour: B, upgrade: Option<Version>) -> Result<Swarm<B>, String>
+where
+    B: NetworkBehaviour + Send,
+    B::ToSwarm: Send,
+{
+    Ok(SwarmBuilder::with_existing_identity(Keypair::generate_ed25519())
+        .with_tokio()
+        .with_tcp(tcp::Config::default().nodelay(true), noise::Config::new, yamux::Config::default)
+        .map_err(|e| e.to_string())?
+        .with_behaviour(|_| behaviour)
+        .map_err(|e| e.to_string())?
+        .with_swarm_config(|c| {
+            let c = c.with_idle_connection_timeout(Duration::from_secs(60));
+            match upgrade {
+                Some(version) => c.with_substream_upgrade_protocol_override(version),
+                None => c,
+            }
+        })
+        .build())
+}
+
+/// Listens on a fresh loopback port; returns the address once the swarm reports it.
+pub async fn listen_loopback<B: NetworkBehaviour>(
+    swarm: &mut Swarm<B>,
+) -> Result<Multiaddr, String> {
+    let listen: Multiaddr = "/ip4/127.0.0.1/tcp/0".parse().map_err(|e| format!("{e}"))?;
+    swarm.listen_on(listen).map_err(|e| e.to_string())?;
+    loop {
+        if let SwarmEvent::NewListenAddr { address, .. } = swarm.select_next_some().await {
+            return Ok(address);
+        }
     }
 }
 

@@ -5,14 +5,16 @@
 
 #![cfg(not(target_arch = "wasm32"))]
 
-mod bitswap_support;
+mod common;
 
 use std::collections::HashMap;
 
-use bitswap_support::{bitswap, blocks, connect, fetched, seed, swarm, Bitswap, Running};
 use bytes::Bytes;
 use cid::Cid;
+use common::bitswap::{bitswap, blocks, connect, fetched, seed, Bitswap};
+use common::{swarm, Running};
 use futures::{AsyncWriteExt, StreamExt};
+use libp2p::identity::Keypair;
 use libp2p::{PeerId, Stream, StreamProtocol};
 use syncscope_node::net::bitswap::{Config, Event, Misbehaviour, StreamError};
 use syncscope_node::net::framed::read_messages;
@@ -41,7 +43,7 @@ async fn hostile(attack: Attack) -> Running<libp2p_stream::Behaviour> {
             tokio::spawn(attack_over(control.clone(), peer, stream, attack));
         }
     });
-    Running::start(swarm(behaviour)).await
+    Running::start(swarm(Keypair::generate_ed25519(), behaviour)).await
 }
 
 /// Reads the victim's messages on `inbound`; attacks on a stream of its own.

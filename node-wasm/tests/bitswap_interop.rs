@@ -5,14 +5,16 @@
 
 #![cfg(not(target_arch = "wasm32"))]
 
-mod bitswap_support;
+mod common;
 
 use std::collections::HashMap;
 
-use bitswap_support::{blocks, seed, swarm, Running, PATIENCE};
 use bytes::Bytes;
 use cid::Cid;
+use common::bitswap::{blocks, seed};
+use common::{swarm, Running, PATIENCE};
 use futures::{AsyncReadExt, AsyncWriteExt, StreamExt};
+use libp2p::identity::Keypair;
 use libp2p::StreamProtocol;
 use syncscope_node::net::bitswap::Config;
 use syncscope_node::net::framed::read_messages;
@@ -43,7 +45,7 @@ async fn a_peer_opening_a_stream_per_message_is_answered_on_the_seeds_stream() {
             });
         }
     });
-    let peer: Running<_> = Running::start(swarm(behaviour)).await;
+    let peer: Running<_> = Running::start(swarm(Keypair::generate_ed25519(), behaviour)).await;
     peer.dial(seed.addr.clone()).await;
     peer.wait_connected(seed.peer_id, true).await;
 
@@ -95,7 +97,7 @@ async fn the_seed_reopens_its_stream_when_the_peer_resets_it() {
     let behaviour = libp2p_stream::Behaviour::new();
     let mut control = behaviour.new_control();
     let mut incoming = control.accept(BITSWAP).expect("protocol free");
-    let peer: Running<_> = Running::start(swarm(behaviour)).await;
+    let peer: Running<_> = Running::start(swarm(Keypair::generate_ed25519(), behaviour)).await;
     peer.dial(seed.addr.clone()).await;
     peer.wait_connected(seed.peer_id, true).await;
 

@@ -3,15 +3,17 @@
 
 #![cfg(not(target_arch = "wasm32"))]
 
-mod bitswap_support;
+mod common;
 
 use std::collections::HashMap;
 use std::future::Future;
 use std::time::{Duration, Instant};
 
-use bitswap_support::{bitswap, blocks, connect, fetched, node_with, seed, seed_with, Running};
 use bytes::Bytes;
 use cid::Cid;
+use common::bitswap::{bitswap, blocks, connect, fetched, node_with, seed, seed_with};
+use common::{swarm, Running};
+use libp2p::identity::Keypair;
 use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use syncscope_node::cond_send::CondSend;
@@ -113,7 +115,8 @@ async fn a_block_that_does_not_match_its_cid_is_refused_by_add_block() {
 async fn a_peer_without_bitswap_is_left_out_of_fetches() {
     let all = blocks(10, 3);
     let seed_node = seed(Config::default(), &all).await;
-    let other = Running::start(bitswap_support::swarm(libp2p::ping::Behaviour::default())).await;
+    let ping = libp2p::ping::Behaviour::default();
+    let other = Running::start(swarm(Keypair::generate_ed25519(), ping)).await;
     let mut fetcher = bitswap(Config::default()).await;
     fetcher.dial(other.addr.clone()).await;
     fetcher.wait_connected(other.peer_id, true).await;
@@ -226,7 +229,7 @@ async fn a_peer_with_two_connections_survives_losing_one_mid_fetch() {
     let (peer, addr) = (seed_node.peer_id, seed_node.addr.clone());
     let again = DialOpts::peer_id(peer).addresses(vec![addr]).condition(PeerCondition::Always);
     fetcher.with(move |s| s.dial(again.build())).await.expect("second dial");
-    let deadline = tokio::time::Instant::now() + bitswap_support::PATIENCE;
+    let deadline = tokio::time::Instant::now() + common::PATIENCE;
     while fetcher.connections(peer).len() < 2 {
         assert!(tokio::time::Instant::now() < deadline, "second connection not up");
         tokio::time::sleep(Duration::from_millis(5)).await;

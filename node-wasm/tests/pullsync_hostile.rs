@@ -7,7 +7,8 @@
 mod common;
 
 use bytes::Bytes;
-use common::*;
+use common::pullsync::{node, overlay, random_chunks, upload, Pullsync};
+use common::{eventually, swarm, Running};
 use futures::{AsyncReadExt, AsyncWriteExt, StreamExt};
 use libp2p::identity::Keypair;
 use libp2p::{PeerId, Stream, StreamProtocol};
@@ -82,7 +83,7 @@ fn answer_cursors_with(control: &mut libp2p_stream::Control, reply: Vec<u8>) {
 /// Waits for the node to report `peer`'s misbehaviour and returns it.
 async fn misbehaviour_of(node: &mut Running<Pullsync>, peer: PeerId) -> Misbehaviour {
     node.wait_event(|e| match e {
-        Event::Misbehaved { peer: p, error } if p == peer => Some(error),
+        Event::Misbehaved { peer: p, error } if *p == peer => Some(error.clone()),
         _ => None,
     })
     .await
@@ -97,9 +98,12 @@ async fn assert_recovers(node: &Running<Pullsync>, hostile: PeerId, own: usize) 
     assert_eq!(stats.chunks_stored, 0);
     assert_eq!(node.with(|s| s.behaviour().store().len()).await, own);
 
-    let honest =
-        Running::start(common::node(Keypair::generate_ed25519(), overlay(1), Config::default()))
-            .await;
+    let honest = Running::start(common::pullsync::node(
+        Keypair::generate_ed25519(),
+        overlay(1),
+        Config::default(),
+    ))
+    .await;
     let uploads = random_chunks(99, 40);
     upload(&honest, uploads.clone()).await;
     let chunks = within_victim_radius(uploads);

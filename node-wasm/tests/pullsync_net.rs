@@ -4,7 +4,8 @@
 
 mod common;
 
-use common::*;
+use common::pullsync::{node, overlay, random_chunks, upload, Pullsync};
+use common::{eventually, swarm, Running};
 use libp2p::identity::Keypair;
 use syncscope_node::net::pullsync::Config;
 use syncscope_node::proto::pullsync::{self, MemoryReserve, RateLimit};

@@ -80,14 +80,9 @@ where
 mod tests {
     use super::*;
     use crate::proto::framing::encode_frame;
+    use crate::proto::framing::tests::Probe;
     use futures::executor::block_on;
     use futures::StreamExt;
-
-    #[derive(Clone, PartialEq, prost::Message)]
-    struct Probe {
-        #[prost(bytes = "vec", tag = "1")]
-        data: Vec<u8>,
-    }
 
     fn decode(body: &[u8]) -> Result<Probe, FrameError> {
         crate::proto::framing::decode_body(body)

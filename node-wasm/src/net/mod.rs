@@ -3,6 +3,7 @@
 
 mod behaviour;
 pub mod bitswap;
+mod core_timer;
 mod driver;
 mod fetches;
 pub mod framed;

@@ -162,13 +162,14 @@ pub fn decode_body<M: prost::Message + Default>(body: &[u8]) -> Result<M, FrameE
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
+    /// A one-field message, for tests of framing and of what is built on it.
     #[derive(Clone, PartialEq, prost::Message)]
-    struct Probe {
+    pub(crate) struct Probe {
         #[prost(bytes = "vec", tag = "1")]
-        data: Vec<u8>,
+        pub(crate) data: Vec<u8>,
     }
 
     fn probe(n: usize) -> Probe {

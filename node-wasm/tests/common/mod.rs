@@ -1,24 +1,21 @@
-//! Real libp2p nodes on loopback TCP for the pull-sync integration tests: each swarm runs in its
-//! own tokio task and is reached through closures run inside that task.
+//! Real libp2p swarms on loopback TCP (noise, yamux) for the integration tests: each swarm runs
+//! in its own tokio task and is reached through closures run inside that task. [`bitswap`] and
+//! [`pullsync`] hold each protocol's nodes and helpers.
 
 #![allow(dead_code)]
 
+pub mod bitswap;
+pub mod pullsync;
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use bytes::Bytes;
 use futures::StreamExt;
-use libp2p::swarm::{NetworkBehaviour, SwarmEvent};
+use libp2p::swarm::{ConnectionId, NetworkBehaviour, SwarmEvent};
 use libp2p::{identity::Keypair, noise, tcp, yamux, Multiaddr, PeerId, Swarm, SwarmBuilder};
-use rand::{RngCore, SeedableRng};
-use rand_chacha::ChaCha8Rng;
-use syncscope_node::net::pullsync::{Behaviour, Config, Event};
-use syncscope_node::proto::pullsync::{MemoryIntervalStore, MemoryReserve};
-use syncscope_node::proto::swarm::{Address, Chunk, Stamp, STAMP_SIZE};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
-
-pub type Pullsync = Behaviour<MemoryReserve, MemoryIntervalStore>;
-pub type Node = Swarm<Pullsync>;
 
 /// Everything a test waits for gives up after this long.
 pub const PATIENCE: Duration = Duration::from_secs(20);
@@ -37,22 +34,20 @@ where
         .build()
 }
 
-/// A pull-sync node with an in-memory store at `overlay`.
-pub fn node(key: Keypair, overlay: Address, config: Config) -> Node {
-    let store = MemoryReserve::new(overlay, 1);
-    swarm(key, Behaviour::new(config, overlay, store, MemoryIntervalStore::default()))
-}
-
 type Job<B> = Box<dyn FnOnce(&mut Swarm<B>) + Send>;
 
-/// A swarm driven by its own task.
+/// A swarm driven by its own task, until [`Running::stop`] or until dropped.
 pub struct Running<B: NetworkBehaviour> {
     pub peer_id: PeerId,
     pub addr: Multiaddr,
     jobs: mpsc::UnboundedSender<Job<B>>,
-    stop: Option<oneshot::Sender<()>>,
-    task: Option<JoinHandle<Swarm<B>>>,
-    pub events: mpsc::UnboundedReceiver<B::ToSwarm>,
+    /// Hands the swarm back once `jobs` is closed.
+    task: JoinHandle<Swarm<B>>,
+    events: mpsc::UnboundedReceiver<B::ToSwarm>,
+    /// Connections established, oldest first, until closed.
+    connections: Arc<Mutex<Vec<(PeerId, ConnectionId)>>>,
+    /// Events received while waiting for others, oldest first.
+    backlog: VecDeque<B::ToSwarm>,
 }
 
 impl<B> Running<B>
@@ -71,21 +66,31 @@ where
         let peer_id = *swarm.local_peer_id();
         let (jobs, mut job_rx) = mpsc::unbounded_channel::<Job<B>>();
         let (events_tx, events) = mpsc::unbounded_channel();
-        let (stop, mut stop_rx) = oneshot::channel();
+        let connections = Arc::new(Mutex::new(Vec::new()));
+        let conns = connections.clone();
         let task = tokio::spawn(async move {
             loop {
                 tokio::select! {
-                    event = swarm.select_next_some() => {
-                        if let SwarmEvent::Behaviour(e) = event {
+                    event = swarm.select_next_some() => match event {
+                        SwarmEvent::Behaviour(e) => {
                             let _ = events_tx.send(e);
                         }
-                    }
-                    Some(job) = job_rx.recv() => job(&mut swarm),
-                    _ = &mut stop_rx => return swarm,
+                        SwarmEvent::ConnectionEstablished { peer_id, connection_id, .. } => {
+                            conns.lock().expect("lock").push((peer_id, connection_id));
+                        }
+                        SwarmEvent::ConnectionClosed { connection_id, .. } => {
+                            conns.lock().expect("lock").retain(|(_, c)| *c != connection_id);
+                        }
+                        _ => {}
+                    },
+                    job = job_rx.recv() => match job {
+                        Some(job) => job(&mut swarm),
+                        None => return swarm,
+                    },
                 }
             }
         });
-        Running { peer_id, addr, jobs, stop: Some(stop), task: Some(task), events }
+        Running { peer_id, addr, jobs, task, events, connections, backlog: VecDeque::new() }
     }
 
     /// Runs `f` on the swarm inside its task.
@@ -106,24 +111,58 @@ where
     }
 
     /// Stops the task and hands the swarm back.
-    pub async fn stop(mut self) -> Swarm<B> {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        self.task.take().expect("running").await.expect("swarm task")
+    pub async fn stop(self) -> Swarm<B> {
+        let Running { jobs, task, .. } = self;
+        drop(jobs);
+        task.await.expect("swarm task")
     }
 
-    /// Waits for an event `pick` accepts, up to [`PATIENCE`].
-    pub async fn wait_event<T>(&mut self, mut pick: impl FnMut(B::ToSwarm) -> Option<T>) -> T {
+    pub async fn is_connected(&self, peer: PeerId) -> bool {
+        self.with(move |s| s.is_connected(&peer)).await
+    }
+
+    /// Open connections to `peer`, oldest first.
+    pub fn connections(&self, peer: PeerId) -> Vec<ConnectionId> {
+        let conns = self.connections.lock().expect("lock");
+        conns.iter().filter(|(p, _)| *p == peer).map(|(_, c)| *c).collect()
+    }
+
+    /// Waits until the connection to `peer` is up (`true`) or down (`false`), up to [`PATIENCE`].
+    pub async fn wait_connected(&self, peer: PeerId, connected: bool) {
+        let deadline = tokio::time::Instant::now() + PATIENCE;
+        while self.is_connected(peer).await != connected {
+            assert!(tokio::time::Instant::now() < deadline, "connection to {peer} not {connected}");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+
+    /// Waits for the first event `pick` takes something from, up to [`PATIENCE`]. Events passed
+    /// over are kept for later waits.
+    pub async fn wait_event<T>(&mut self, pick: impl FnMut(&B::ToSwarm) -> Option<T>) -> T {
+        self.wait_event_for(PATIENCE, pick).await.expect("event in time")
+    }
+
+    /// [`Running::wait_event`] for at most `patience`: `None` if no such event came.
+    pub async fn wait_event_for<T>(
+        &mut self,
+        patience: Duration,
+        mut pick: impl FnMut(&B::ToSwarm) -> Option<T>,
+    ) -> Option<T> {
+        if let Some((i, t)) = self.backlog.iter().enumerate().find_map(|(i, e)| Some((i, pick(e)?)))
+        {
+            self.backlog.remove(i);
+            return Some(t);
+        }
         let wait = async {
             loop {
                 let event = self.events.recv().await.expect("events");
-                if let Some(t) = pick(event) {
-                    return t;
+                match pick(&event) {
+                    Some(t) => return t,
+                    None => self.backlog.push_back(event),
                 }
             }
         };
-        tokio::time::timeout(PATIENCE, wait).await.expect("event in time")
+        tokio::time::timeout(patience, wait).await.ok()
     }
 }
 
@@ -140,39 +179,4 @@ pub async fn eventually<B>(
         assert!(tokio::time::Instant::now() < deadline, "condition not reached in time");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-}
-
-/// An overlay whose first byte is `prefix` and the rest zero.
-pub fn overlay(prefix: u8) -> Address {
-    let mut a = [0u8; 32];
-    a[0] = prefix;
-    Address(a)
-}
-
-/// `n` random full chunks with random stamps, from `seed`.
-pub fn random_chunks(seed: u64, n: usize) -> Vec<Chunk> {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut payload = vec![0u8; 4096];
-    (0..n)
-        .map(|_| {
-            rng.fill_bytes(&mut payload);
-            let mut stamp = vec![0u8; STAMP_SIZE];
-            rng.fill_bytes(&mut stamp);
-            Chunk::new(&payload, Stamp::new(Bytes::from(stamp)).expect("stamp")).expect("chunk")
-        })
-        .collect()
-}
-
-/// Stores `chunks` in a running pull-sync node as uploads.
-pub async fn upload(node: &Running<Pullsync>, chunks: Vec<Chunk>) {
-    node.with(move |s| {
-        for c in chunks {
-            s.behaviour_mut().store_chunk(c).expect("memory store");
-        }
-    })
-    .await;
-}
-
-pub fn is_misbehaviour(event: &Event) -> bool {
-    matches!(event, Event::Misbehaved { .. })
 }

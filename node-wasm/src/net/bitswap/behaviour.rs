@@ -10,8 +10,7 @@ use std::task::{Context, Poll, Waker};
 use bytes::Bytes;
 use cid::Cid;
 use futures::stream::FuturesUnordered;
-use futures::{FutureExt, StreamExt};
-use futures_timer::Delay;
+use futures::StreamExt;
 use libp2p::core::transport::PortUse;
 use libp2p::core::Endpoint;
 use libp2p::swarm::{
@@ -23,6 +22,7 @@ use web_time::Instant;
 
 use super::handler::{Command, Handler, HandlerConfig, HandlerEvent, StreamError};
 use crate::cond_send::BoxFuture;
+use crate::net::core_timer::CoreTimer;
 use crate::proto::bitswap::{
     self, verify, Counters, Message, Node, ProtocolVersion, SessionId, Transmit, VerifyError,
 };
@@ -261,7 +261,7 @@ pub struct Behaviour<S> {
     tasks: FuturesUnordered<BoxFuture<'static, Task>>,
     actions: VecDeque<ToSwarm<Event, Command>>,
     fetching: bool,
-    timer: Option<(Instant, Delay)>,
+    timer: CoreTimer,
     waker: Option<Waker>,
     stats: Stats,
 }
@@ -289,7 +289,7 @@ impl<S: BlockStore> Behaviour<S> {
             tasks: FuturesUnordered::new(),
             actions: VecDeque::new(),
             fetching: false,
-            timer: None,
+            timer: CoreTimer::default(),
             waker: None,
             stats: Stats::default(),
         }
@@ -728,25 +728,13 @@ impl<S: BlockStore> Behaviour<S> {
     fn poll_timer(&mut self, cx: &mut Context<'_>) {
         for _ in 0..MAX_TIMER_ROUNDS {
             let now = Instant::now();
-            if self.timer.as_ref().is_some_and(|(at, _)| *at <= now) {
-                self.timer = None;
+            if self.timer.take_due(now) {
                 self.node.handle_timeout(now);
                 self.drain(now);
             }
-            let Some(at) = self.node.poll_timeout() else {
-                self.timer = None;
+            self.timer.set(now, self.node.poll_timeout());
+            if self.timer.poll(cx).is_pending() {
                 return;
-            };
-            if self.timer.as_ref().is_none_or(|(t, _)| *t != at) {
-                self.timer = Some((at, Delay::new(at.saturating_duration_since(now))));
-            }
-            let Some((_, delay)) = self.timer.as_mut() else { return };
-            if delay.poll_unpin(cx).is_pending() {
-                return;
-            }
-            // The delay may fire a little before the instant it was set for.
-            if let Some((at, _)) = self.timer.as_mut() {
-                *at = (*at).min(Instant::now());
             }
         }
         cx.waker().wake_by_ref();

@@ -6,8 +6,6 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
-use futures::FutureExt;
-use futures_timer::Delay;
 use libp2p::core::transport::PortUse;
 use libp2p::core::Endpoint;
 use libp2p::swarm::{
@@ -21,6 +19,7 @@ use super::handler::{Command, Handler, HandlerEvent, Shared, WriteQueue};
 use super::overlay::overlay_of;
 use super::protocol::StreamKey;
 use crate::metrics::{PullsyncCounters, PullsyncMetrics, Timeseries};
+use crate::net::core_timer::CoreTimer;
 use crate::proto::pullsync::{
     self, IntervalStore, IntervalStoreError, PullError, Puller, PullerEvent, PullerStats,
     ServeError, Server, ServerEvent, ServerStats, StreamAction, Transmit,
@@ -156,7 +155,7 @@ pub struct Behaviour<S, I> {
     input: Option<ConnectionId>,
     actions: VecDeque<ToSwarm<Event, Command>>,
     reserve_changed: bool,
-    timer: Option<(Instant, Delay)>,
+    timer: CoreTimer,
     waker: Option<Waker>,
     metrics: PullsyncMetrics,
     stats: Stats,
@@ -183,7 +182,7 @@ impl<S: ChunkStore, I: IntervalStore> Behaviour<S, I> {
             input: None,
             actions: VecDeque::new(),
             reserve_changed: false,
-            timer: None,
+            timer: CoreTimer::default(),
             waker: None,
             metrics: PullsyncMetrics::new(now),
             stats: Stats::default(),
@@ -507,8 +506,7 @@ impl<S: ChunkStore, I: IntervalStore> Behaviour<S, I> {
     fn poll_timer(&mut self, cx: &mut Context<'_>) {
         loop {
             let now = Instant::now();
-            if self.timer.as_ref().is_some_and(|(at, _)| *at <= now) {
-                self.timer = None;
+            if self.timer.take_due(now) {
                 self.puller.handle_timeout(now);
                 self.server.handle_timeout(now, &self.store);
                 self.drain(now);
@@ -517,26 +515,10 @@ impl<S: ChunkStore, I: IntervalStore> Behaviour<S, I> {
                 .into_iter()
                 .flatten()
                 .min();
-            match next {
-                None => {
-                    self.timer = None;
-                    return;
-                }
-                // Deadlines move later with every delivery (stream timeouts): keep a timer that
-                // fires earlier rather than re-arming it each time; firing early is harmless.
-                Some(at) if self.timer.as_ref().is_none_or(|(t, _)| *t > at) => {
-                    let wait = at.saturating_duration_since(now);
-                    self.timer = Some((at, Delay::new(wait)));
-                }
-                Some(_) => {}
-            }
-            let Some((_, delay)) = self.timer.as_mut() else { return };
-            if delay.poll_unpin(cx).is_pending() {
+            // Deadlines move later with every delivery (stream timeouts).
+            self.timer.set_at_most(now, next);
+            if self.timer.poll(cx).is_pending() {
                 return;
-            }
-            // The delay may fire a little before the instant it was set for.
-            if let Some((at, _)) = self.timer.as_mut() {
-                *at = (*at).min(Instant::now());
             }
         }
     }

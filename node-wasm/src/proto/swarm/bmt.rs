@@ -49,7 +49,7 @@ pub fn chunk_address(span: u64, payload: &[u8]) -> Address {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::proto::swarm::hex;
+    use crate::proto::swarm::{bee_vectors, hex};
 
     /// Straightforward BMT over an explicit, fully materialised tree, to check the in-place one.
     fn reference_root(payload: &[u8]) -> [u8; 32] {
@@ -109,22 +109,12 @@ mod tests {
         );
     }
 
-    // bee pkg/file/testing/vector.go: go-mockbytes sequential data (byte i is i mod 255) of the
-    // listed lengths, with the expected addresses of vectors 0 to 6 (6 is one full 4096-byte chunk).
+    // bee's file vectors 0 to 6, one chunk each (6 is one full 4096-byte chunk): their addresses
+    // are BMT roots.
     #[test]
     fn bee_vectors_from_the_file_testing_package() {
-        let cases = [
-            (31, "ece86edb20669cc60d142789d464d57bdf5e33cb789d443f608cbd81cfa5697d"),
-            (32, "0be77f0bb7abc9cd0abed640ee29849a3072ccfd1020019fe03658c38f087e02"),
-            (33, "3463b46d4f9d5bfcbf9a23224d635e51896c1daef7d225b86679db17c5fd868e"),
-            (63, "95510c2ff18276ed94be2160aed4e69c9116573b6f69faaeed1b426fea6a3db8"),
-            (64, "490072cc55b8ad381335ff882ac51303cc069cbcb8d8d3f7aa152d9c617829fe"),
-            (65, "541552bae05e9a63a6cb561f69edf36ffe073e441667dbf7a0e9a3864bb744ea"),
-            (4096, "c10090961e7682a10890c334d759a28426647141213abda93b096b892824d2ef"),
-        ];
-        for (len, expected) in cases {
-            let data: Vec<u8> = (0..len).map(|i| (i % 255) as u8).collect();
-            assert_eq!(address_of(&data), expected, "length {len}");
+        for &(len, expected) in &bee_vectors::FILE_VECTORS[..7] {
+            assert_eq!(address_of(&bee_vectors::sequential(len)), expected, "length {len}");
         }
     }
 }

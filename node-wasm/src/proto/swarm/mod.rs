@@ -3,6 +3,8 @@
 //! Merkle tree (BMT), and postage stamps carried opaquely.
 
 mod address;
+#[cfg(test)]
+pub(crate) mod bee_vectors;
 mod bmt;
 mod chunk;
 mod keccak;
