@@ -267,8 +267,8 @@ pub struct Behaviour<S> {
 }
 
 impl<S: BlockStore> Behaviour<S> {
-    /// Bitswap keeping its blocks in `store`. Blocks already in a persistent store are served once
-    /// announced with [`Behaviour::index_block`].
+    /// Bitswap keeping its blocks in `store`; blocks are served once added with
+    /// [`Behaviour::add_block`].
     pub fn new(config: Config, store: S) -> Self {
         let handler_config = HandlerConfig {
             versions: config.versions.clone().into(),
@@ -346,12 +346,6 @@ impl<S: BlockStore> Behaviour<S> {
         self.store_block(cid, data, |s| s.added = true);
         self.wake();
         Ok(())
-    }
-
-    /// Serves a block that is already in the store (a persistent store at start-up).
-    pub fn index_block(&mut self, cid: Cid, size: usize) {
-        self.node.add_block(cid, size);
-        self.after_input(Instant::now());
     }
 
     /// Whether the node holds `cid`, as far as its index knows.

@@ -17,8 +17,7 @@
 //! [`Behaviour::new`] from a [`Config`] and a [`BlockStore`]. Then:
 //! - [`Behaviour::fetch`] to fetch blocks in a new session, [`Behaviour::fetch_more`] to add to
 //!   it, [`Behaviour::close`] to stop it (cancelling what is left) and free it once done;
-//! - [`Behaviour::add_block`] for the node's own blocks; [`Behaviour::index_block`] for blocks a
-//!   persistent store already held at start-up;
+//! - [`Behaviour::add_block`] for the node's own blocks;
 //! - handle the [`Event`]s: [`Event::Block`] and [`Event::FetchDone`] for fetches,
 //!   [`Event::BlockAdded`], [`Event::PeerConnected`]/[`Event::PeerDisconnected`] for views,
 //!   [`Event::Misbehaved`] (the peer is already being disconnected; block it if wanted) and
