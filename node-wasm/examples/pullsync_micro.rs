@@ -122,7 +122,7 @@ fn sync(
         }
         if !moved || delivered >= expect {
             server.handle_peer_disconnected(CLIENT);
-            puller.remove_peer(SERVER);
+            puller.remove_peer(now, SERVER);
             return delivered;
         }
     }

@@ -137,3 +137,43 @@ async fn a_restarted_node_resumes_from_its_intervals_without_fetching_twice() {
         second.puller.chunks_offered
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_seeds_holding_the_same_chunks_deliver_each_chunk_once() {
+    // A browser joining a room of seed peers: all three hold the same chunks, and the puller
+    // starts syncing every bin from all of them at once.
+    let total = 1500;
+    let chunks = random_chunks(21, total);
+    let mut seeds = Vec::new();
+    for prefix in [0x00, 0x40, 0x80] {
+        let o = overlay(prefix);
+        let seed = Running::start(node(Keypair::generate_ed25519(), o, Config::default())).await;
+        upload(&seed, chunks.clone()).await;
+        seeds.push((seed, o));
+    }
+    // A radius no peer reaches keeps the puller idle until every seed is connected.
+    let idle = Config::default().with_storage_radius(31);
+    let puller = Running::start(node(Keypair::generate_ed25519(), overlay(0xc0), idle)).await;
+    for (seed, o) in &seeds {
+        let (peer, o) = (seed.peer_id, *o);
+        puller.with(move |s| s.behaviour_mut().set_peer_overlay(peer, o)).await;
+        puller.dial(seed.addr.clone()).await;
+    }
+    eventually(&puller, |s| s.behaviour().stats().peers == 3).await;
+    puller.with(|s| s.behaviour_mut().set_storage_radius(0)).await;
+    eventually(&puller, move |s| s.behaviour().store().len() >= total).await;
+
+    assert_holds_exactly(&puller, chunks, "the puller").await;
+    let stats = puller.with(|s| s.behaviour().stats()).await;
+    assert_eq!(stats.chunks_duplicate, 0, "no chunk delivered twice: {stats:?}");
+    assert_eq!((stats.chunks_stored, stats.puller.chunks_delivered), (total as u64, total as u64));
+    assert!(stats.puller.chunks_skipped_in_flight > 0, "the seeds' offers overlapped: {stats:?}");
+    assert_eq!(stats.puller.chunks_rejected + stats.puller.misbehaviours, 0);
+    let sent: u64 = futures::future::join_all(
+        seeds.iter().map(|(seed, _)| seed.with(|s| s.behaviour().stats().server.chunks_sent)),
+    )
+    .await
+    .into_iter()
+    .sum();
+    assert_eq!(sent, total as u64, "the seeds sent each chunk once between them");
+}

@@ -12,6 +12,8 @@ pub struct PullsyncCounters {
     pub offered: u64,
     /// Offered chunks this node asked for.
     pub wanted: u64,
+    /// Offered chunks not asked for because another peer was already delivering them.
+    pub skipped_in_flight: u64,
     /// Chunks received that matched the offer and verified.
     pub delivered: u64,
     /// Chunks received that failed verification or were not wanted.
@@ -27,6 +29,7 @@ impl PullsyncCounters {
         PullsyncCounters {
             offered: puller.chunks_offered,
             wanted: puller.chunks_wanted,
+            skipped_in_flight: puller.chunks_skipped_in_flight,
             delivered: puller.chunks_delivered,
             rejected: puller.chunks_rejected,
             sent: server.chunks_sent,

@@ -495,7 +495,7 @@ impl<S: ChunkStore, I: IntervalStore> Behaviour<S, I> {
             conns.retain(|c| *c != conn);
             if conns.is_empty() {
                 self.peers.remove(&peer);
-                self.puller.remove_peer(peer);
+                self.puller.remove_peer(now, peer);
                 self.server.handle_peer_disconnected(peer);
             }
         }

@@ -20,8 +20,9 @@
 //! [`CURSORS_PROTOCOL_NAME`] as inbound protocols for the server.
 //!
 //! Per peer: on connect, [`Puller::add_peer`] with the peer's overlay; on disconnect,
-//! [`Puller::remove_peer`] and [`Server::handle_peer_disconnected`]. When the storage radius
-//! changes, [`Puller::set_storage_radius`].
+//! [`Puller::remove_peer`] (which may open streams to other peers: drain it) and
+//! [`Server::handle_peer_disconnected`]. When the storage radius changes,
+//! [`Puller::set_storage_radius`].
 //!
 //! Per outbound stream (the puller's): [`StreamAction::Open`] opens a stream for that
 //! [`StreamId`] on the protocol given; the `Send`s that follow are written to it in order,
@@ -50,6 +51,31 @@
 //! call and round-robin across streams, so a glue that stops polling while its socket is full
 //! exerts back-pressure without the server buffering whole pages.
 //!
+//! # Several peers offering the same chunks
+//!
+//! Neighbours hold much the same chunks, and a puller syncs each bin from all of them at once. bee
+//! wants every offered chunk it has not stored, so a chunk offered by three peers while its first
+//! delivery is still on the way is delivered three times. The puller here also leaves unwanted
+//! any chunk it has already wanted on another stream whose delivery is still in flight, and counts
+//! it in [`PullerStats::chunks_skipped_in_flight`].
+//!
+//! A page's interval says "everything offered here is stored", so a page that skipped such a
+//! chunk is not recorded when its own deliveries are done. It is *held* (no stream open, the
+//! worker waiting) until every chunk it skipped has resolved where it was wanted:
+//!
+//! - all arrived verified: the page is recorded and the worker moves on;
+//! - one did not (that stream was reset or timed out, the peer left or sent a bad chunk, the
+//!   server answered that it no longer has the chunk, or that bin stopped syncing): the page is
+//!   not recorded and its worker asks for the same page again at once. The chunks that did arrive
+//!   are now stored and not wanted again; the lost ones are wanted from this peer
+//!   ([`PullerStats::pages_refetched`]).
+//!
+//! A held page never waits on anything but an open stream with deliveries outstanding, which
+//! completes, fails or times out, so nothing waits forever. Memory stays bounded: one entry per
+//! chunk wanted and not yet delivered (at most a page per open stream), and at most one held page
+//! per bin worker. Whichever peer's offer of a page comes first delivers it; the others' workers
+//! wait only while the chunks they need are arriving from it, instead of fetching them again.
+//!
 //! # Where this differs from bee
 //!
 //! - A page that can be filled from the reserve at once is offered at once; bee's real reserve
@@ -61,6 +87,7 @@
 //!   with no bits past the offer. A page with any bad delivery is not recorded as synced.
 
 mod config;
+mod in_flight;
 mod interval;
 mod message;
 mod puller;

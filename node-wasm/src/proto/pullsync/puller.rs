@@ -2,8 +2,13 @@
 //! proximity and the storage radius, and runs historical and live syncing per bin, one stream per
 //! page. Every delivered chunk is checked against the offer and its address before it is handed
 //! on; every completed page is recorded in the [`IntervalStore`].
+//!
+//! An offered chunk already wanted on another stream (usually another peer's) is not wanted
+//! again; the page that skipped it is recorded only once it arrived there, and is fetched again
+//! if it did not. The pull-sync module docs explain why this loses nothing.
 
 use super::config::{Config, DeliveryMode};
+use super::in_flight::{InFlight, Settle};
 use super::interval::{IntervalStore, IntervalStoreError};
 use super::message::{self, Ack, Delivery, DeliveryBatch, Get, Offer, Syn, Want, MAX_MESSAGE_SIZE};
 use super::reserve::ChunkPresence;
@@ -75,6 +80,11 @@ pub struct PullerStats {
     pub pages: u64,
     pub chunks_offered: u64,
     pub chunks_wanted: u64,
+    /// Offered chunks not wanted because they were already wanted from another peer (or another
+    /// page) and their delivery was still in flight.
+    pub chunks_skipped_in_flight: u64,
+    /// Pages fetched again because a chunk they skipped was not delivered where it was wanted.
+    pub pages_refetched: u64,
     /// Chunks that arrived, matched the offer and verified.
     pub chunks_delivered: u64,
     /// Chunks that failed verification or did not match what was wanted.
@@ -93,6 +103,9 @@ pub struct PullerStats {
 enum Worker {
     Idle,
     Streaming(StreamId),
+    /// The page on this stream is delivered but skipped chunks that are still in flight elsewhere;
+    /// its interval and the next page wait for them.
+    Held(StreamId),
     RetryAt(Instant),
     Done,
 }
@@ -140,6 +153,16 @@ enum PageState {
     AwaitDeliveries { topmost: u64, wanted: Vec<ChunkRef>, next: usize },
 }
 
+/// A page whose own deliveries are done: what recording it takes.
+#[derive(Clone, Copy, Debug)]
+struct DeliveredPage<P> {
+    peer: P,
+    bin: u8,
+    live: bool,
+    start: u64,
+    topmost: u64,
+}
+
 /// The pull-sync puller core for peers of type `P`, recording intervals in `S`. See the module
 /// docs of `pullsync` for the calling contract.
 pub struct Puller<P, S> {
@@ -151,6 +174,10 @@ pub struct Puller<P, S> {
     streams: HashMap<StreamId, Outbound<P>>,
     next_stream: u64,
     spare_decoders: Vec<FrameDecoder>,
+    in_flight: InFlight,
+    /// Delivered pages held back until the chunks they skipped arrive, by their stream ID; at most
+    /// one per worker.
+    held: HashMap<StreamId, DeliveredPage<P>>,
     /// Reused for every received batch so its vector is allocated once.
     batch: DeliveryBatch,
     transmits: VecDeque<Transmit<P>>,
@@ -171,6 +198,8 @@ impl<P: Copy + Eq + Hash + Debug, S: IntervalStore> Puller<P, S> {
             streams: HashMap::new(),
             next_stream: 0,
             spare_decoders: Vec::new(),
+            in_flight: InFlight::default(),
+            held: HashMap::new(),
             batch: DeliveryBatch::default(),
             transmits: VecDeque::new(),
             events: VecDeque::new(),
@@ -216,10 +245,23 @@ impl<P: Copy + Eq + Hash + Debug, S: IntervalStore> Puller<P, S> {
         self.request_cursors(now, peer);
     }
 
-    /// The peer is gone: its streams are dropped without recording anything.
-    pub fn remove_peer(&mut self, peer: P) {
+    /// The peer is gone: its streams and held pages are dropped without recording anything, and
+    /// pages of other peers that skipped chunks wanted from it are fetched again.
+    pub fn remove_peer(&mut self, now: Instant, peer: P) {
         self.peers.remove(&peer);
+        let in_flight = &mut self.in_flight;
+        self.held.retain(|page, held| {
+            let keep = held.peer != peer;
+            if !keep {
+                in_flight.forget(*page);
+            }
+            keep
+        });
+        let gone: Vec<StreamId> =
+            self.streams.iter().filter(|(_, s)| s.peer == peer).map(|(id, _)| *id).collect();
         self.streams.retain(|_, s| s.peer != peer);
+        self.in_flight.release(&gone);
+        self.settle_held(now);
     }
 
     /// Recomputes which bins to sync from whom for a new storage radius.
@@ -324,7 +366,7 @@ impl<P: Copy + Eq + Hash + Debug, S: IntervalStore> Puller<P, S> {
         if let Some(p) = self.peers.get_mut(&peer) {
             p.cursors = Worker::Streaming(stream);
         }
-        self.send(stream, &Syn {});
+        self.send(now, stream, &Syn {});
         self.push(peer, stream, StreamAction::Finish);
     }
 
@@ -398,7 +440,7 @@ impl<P: Copy + Eq + Hash + Debug, S: IntervalStore> Puller<P, S> {
             let active = sync_bin(&self.peers, &peer, bin).active;
             match (wanted(bin), active) {
                 (true, false) => self.start_bin(now, peer, bin, cursors[usize::from(bin)]),
-                (false, true) => self.stop_bin(peer, bin),
+                (false, true) => self.stop_bin(now, peer, bin),
                 _ => {}
             }
         }
@@ -414,19 +456,30 @@ impl<P: Copy + Eq + Hash + Debug, S: IntervalStore> Puller<P, S> {
             live_start: cursor + 1,
         };
         self.next_historical(now, peer, bin);
-        self.next_live(peer, bin);
+        self.next_live(now, peer, bin);
     }
 
-    fn stop_bin(&mut self, peer: P, bin: u8) {
+    fn stop_bin(&mut self, now: Instant, peer: P, bin: u8) {
         let Some(b) = self.bin_mut(peer, bin) else { return };
         let workers = [b.historical, b.live];
         *b = IDLE_BIN;
+        let mut gone = Vec::new();
         for w in workers {
-            if let Worker::Streaming(stream) = w {
-                self.streams.remove(&stream);
-                self.push(peer, stream, StreamAction::Reset);
+            match w {
+                Worker::Streaming(stream) => {
+                    self.streams.remove(&stream);
+                    self.push(peer, stream, StreamAction::Reset);
+                    gone.push(stream);
+                }
+                Worker::Held(page) => {
+                    self.held.remove(&page);
+                    self.in_flight.forget(page);
+                }
+                _ => {}
             }
         }
+        self.in_flight.release(&gone);
+        self.settle_held(now);
     }
 
     /// Requests the first gap in the intervals, until historical sync reaches the cursor.
@@ -438,10 +491,7 @@ impl<P: Copy + Eq + Hash + Debug, S: IntervalStore> Puller<P, S> {
         }
         match self.store.next_missing(&sync.overlay, bin) {
             Ok(start) if start > b.cursor => self.set_worker(peer, bin, false, Worker::Done),
-            Ok(start) => {
-                let stream = self.open_page(peer, bin, false, start);
-                self.set_worker(peer, bin, false, Worker::Streaming(stream));
-            }
+            Ok(start) => self.open_page(now, peer, bin, false, start),
             Err(error) => {
                 self.events.push_back(PullerEvent::StoreFailed { peer, bin, error });
                 self.set_worker(peer, bin, false, Worker::RetryAt(now + self.config.retry_delay));
@@ -449,25 +499,25 @@ impl<P: Copy + Eq + Hash + Debug, S: IntervalStore> Puller<P, S> {
         }
     }
 
-    fn next_live(&mut self, peer: P, bin: u8) {
+    fn next_live(&mut self, now: Instant, peer: P, bin: u8) {
         let Some(b) = self.bin_mut(peer, bin) else { return };
         if !b.active {
             return;
         }
         let start = b.live_start;
-        let stream = self.open_page(peer, bin, true, start);
-        self.set_worker(peer, bin, true, Worker::Streaming(stream));
+        self.open_page(now, peer, bin, true, start);
     }
 
-    fn open_page(&mut self, peer: P, bin: u8, live: bool, start: u64) -> StreamId {
+    /// Opens a page stream and makes it the worker's; a Get that cannot be sent retries later.
+    fn open_page(&mut self, now: Instant, peer: P, bin: u8, live: bool, start: u64) {
         let protocol = match self.config.delivery {
             DeliveryMode::Streamed => Protocol::Pullsync,
             DeliveryMode::Batched => Protocol::PullsyncBatched,
         };
         let task = Task::Page { bin, live, start, state: PageState::AwaitOffer };
         let stream = self.open(peer, protocol, task);
-        self.send(stream, &Get { bin: i32::from(bin), start });
-        stream
+        self.set_worker(peer, bin, live, Worker::Streaming(stream));
+        self.send(now, stream, &Get { bin: i32::from(bin), start });
     }
 
     fn handle_offer(
@@ -485,36 +535,51 @@ impl<P: Copy + Eq + Hash + Debug, S: IntervalStore> Puller<P, S> {
         if !offered.is_empty() && offer.topmost < start {
             return Err(PullError::Topmost { start, topmost: offer.topmost });
         }
-        let wanted_flags: Vec<bool> = offered
-            .iter()
-            .map(|c| {
-                !c.address.is_zero()
-                    && self.overlay.proximity(&c.address) >= self.radius
-                    && !have.has(c)
-            })
-            .collect();
         self.stats.pages += 1;
         self.stats.chunks_offered += offered.len() as u64;
         if offered.is_empty() {
             self.complete_page(now, stream, offer.topmost);
             return Ok(());
         }
+        let wanted_flags: Vec<bool> =
+            offered.iter().map(|c| self.want_offered(stream, c, have)).collect();
         let wanted: Vec<ChunkRef> =
             offered.iter().zip(&wanted_flags).filter(|(_, w)| **w).map(|(c, _)| *c).collect();
         self.stats.chunks_wanted += wanted.len() as u64;
-        self.send(stream, &Want { bit_vector: encode_want(wanted_flags.into_iter()) });
-        if wanted.is_empty() {
-            self.complete_page(now, stream, offer.topmost);
-            return Ok(());
-        }
-        let timeout = self.config.stream_timeout;
-        if let Some(out) = self.streams.get_mut(&stream) {
-            out.deadline = Some(now + timeout);
+        let awaiting = !wanted.is_empty();
+        // The stream holds its wants before the Want is sent, so a send failure releases them.
+        if let Some(out) = self.streams.get_mut(&stream).filter(|_| awaiting) {
+            out.deadline = Some(now + self.config.stream_timeout);
             if let Task::Page { state, .. } = &mut out.task {
                 *state = PageState::AwaitDeliveries { topmost: offer.topmost, wanted, next: 0 };
             }
         }
+        self.send(now, stream, &Want { bit_vector: encode_want(wanted_flags.into_iter()) });
+        if !awaiting {
+            self.complete_page(now, stream, offer.topmost);
+        }
         Ok(())
+    }
+
+    /// Whether to want an offered chunk on `stream`: one in our radius that we lack and that is
+    /// not already wanted. One wanted on another stream is skipped, and the page waits for it.
+    fn want_offered(&mut self, stream: StreamId, c: &ChunkRef, have: &impl ChunkPresence) -> bool {
+        if c.address.is_zero() || self.overlay.proximity(&c.address) < self.radius || have.has(c) {
+            return false;
+        }
+        match self.in_flight.wanted_on(c) {
+            None => {
+                self.in_flight.want(*c, stream);
+                true
+            }
+            // Offered twice in one page: the first want covers it.
+            Some(on) if on == stream => false,
+            Some(_) => {
+                self.in_flight.skip(c, stream);
+                self.stats.chunks_skipped_in_flight += 1;
+                false
+            }
+        }
     }
 
     fn handle_batch(&mut self, stream: StreamId, frame: Bytes) -> Result<(), PullError> {
@@ -544,6 +609,7 @@ impl<P: Copy + Eq + Hash + Debug, S: IntervalStore> Puller<P, S> {
         if address.is_zero() && d.data.is_empty() {
             *next += 1;
             self.stats.chunks_missing += 1;
+            self.in_flight.resolve(&expected, stream, false);
             return Ok(());
         }
         if address != expected.address {
@@ -561,6 +627,7 @@ impl<P: Copy + Eq + Hash + Debug, S: IntervalStore> Puller<P, S> {
             Ok(Chunk::verify(address, d.data, stamp)?)
         });
         let chunk = checked.inspect_err(|_| self.stats.chunks_rejected += 1)?;
+        self.in_flight.resolve(&expected, stream, true);
         self.stats.chunks_delivered += 1;
         self.stats.chunk_bytes += chunk.data().len() as u64;
         self.events.push_back(PullerEvent::Chunk { peer, bin, chunk });
@@ -568,6 +635,7 @@ impl<P: Copy + Eq + Hash + Debug, S: IntervalStore> Puller<P, S> {
     }
 
     fn after_deliveries(&mut self, now: Instant, stream: StreamId) {
+        self.settle_held(now);
         let timeout = self.config.stream_timeout;
         let Some(out) = self.streams.get_mut(&stream) else { return };
         out.deadline = Some(now + timeout);
@@ -581,15 +649,47 @@ impl<P: Copy + Eq + Hash + Debug, S: IntervalStore> Puller<P, S> {
         }
     }
 
-    /// Records `start..=topmost` and moves the bin's worker on to its next page.
+    /// The page on `stream` got all its own deliveries: closes the stream and records the page,
+    /// or holds it while chunks it skipped are in flight elsewhere.
     fn complete_page(&mut self, now: Instant, stream: StreamId, topmost: u64) {
         let Some(Outbound { peer, task: Task::Page { bin, live, start, .. }, .. }) =
             self.streams.get(&stream)
         else {
             return;
         };
-        let (peer, bin, live, start) = (*peer, *bin, *live, *start);
+        let page = DeliveredPage { peer: *peer, bin: *bin, live: *live, start: *start, topmost };
         self.close(stream);
+        self.settle_page(now, stream, page);
+    }
+
+    /// Records a delivered page whose skipped chunks all arrived, fetches it again if one did not,
+    /// or holds it until they resolve.
+    fn settle_page(&mut self, now: Instant, stream: StreamId, page: DeliveredPage<P>) {
+        match self.in_flight.settle(stream) {
+            Settle::Arrived => self.record(now, page),
+            Settle::Failed => {
+                self.stats.pages_refetched += 1;
+                self.next_page(now, page.peer, page.bin, page.live);
+            }
+            Settle::Pending => {
+                self.held.insert(stream, page);
+                self.set_worker(page.peer, page.bin, page.live, Worker::Held(stream));
+            }
+        }
+    }
+
+    /// Settles the held pages whose skipped chunks resolved since the last call.
+    fn settle_held(&mut self, now: Instant) {
+        while let Some(stream) = self.in_flight.pop_settled() {
+            if let Some(page) = self.held.remove(&stream) {
+                self.settle_page(now, stream, page);
+            }
+        }
+    }
+
+    /// Records `start..=topmost` and moves the bin's worker on to its next page.
+    fn record(&mut self, now: Instant, page: DeliveredPage<P>) {
+        let DeliveredPage { peer, bin, live, start, topmost } = page;
         let Some(overlay) = self.peers.get(&peer).map(|p| p.overlay) else { return };
         if topmost >= start {
             if let Err(error) = self.store.add(&overlay, bin, start, topmost) {
@@ -608,15 +708,21 @@ impl<P: Copy + Eq + Hash + Debug, S: IntervalStore> Puller<P, S> {
                 b.live_start = topmost + 1;
             }
         }
+        self.next_page(now, peer, bin, live);
+    }
+
+    /// Starts the worker's next page: the live worker from its start, the historical one from
+    /// the first gap in the intervals.
+    fn next_page(&mut self, now: Instant, peer: P, bin: u8, live: bool) {
         self.set_worker(peer, bin, live, Worker::Idle);
         match live {
-            true => self.next_live(peer, bin),
+            true => self.next_live(now, peer, bin),
             false => self.next_historical(now, peer, bin),
         }
     }
 
     /// Drops `stream`; a protocol `error` is reported as misbehaviour. The stream's bin retries
-    /// after the retry delay.
+    /// after the retry delay; pages that skipped chunks wanted on it are fetched again now.
     fn fail(&mut self, now: Instant, stream: StreamId, error: Option<PullError>) {
         let Some(out) = self.streams.remove(&stream) else { return };
         let peer = out.peer;
@@ -632,6 +738,8 @@ impl<P: Copy + Eq + Hash + Debug, S: IntervalStore> Puller<P, S> {
                 self.set_worker(peer, bin, live, retry);
             }
         }
+        self.in_flight.release(&[stream]);
+        self.settle_held(now);
     }
 
     fn retry_cursors_later(&mut self, now: Instant, peer: P) {
@@ -654,12 +762,10 @@ impl<P: Copy + Eq + Hash + Debug, S: IntervalStore> Puller<P, S> {
             .collect();
         for (bin, historical, live) in bins {
             if historical {
-                self.set_worker(peer, bin, false, Worker::Idle);
-                self.next_historical(now, peer, bin);
+                self.next_page(now, peer, bin, false);
             }
             if live {
-                self.set_worker(peer, bin, true, Worker::Idle);
-                self.next_live(peer, bin);
+                self.next_page(now, peer, bin, true);
             }
         }
     }
@@ -684,21 +790,19 @@ impl<P: Copy + Eq + Hash + Debug, S: IntervalStore> Puller<P, S> {
         Some(out.peer)
     }
 
-    fn send<M: prost::Message>(&mut self, stream: StreamId, msg: &M) {
+    /// Queues `msg` on `stream`; one that cannot be encoded fails the stream (our fault, so no
+    /// penalty) and its worker retries later.
+    fn send<M: prost::Message>(&mut self, now: Instant, stream: StreamId, msg: &M) {
         let Some(peer) = self.streams.get(&stream).map(|s| s.peer) else { return };
         match encode_frame_into(msg, MAX_MESSAGE_SIZE, &mut self.out) {
             Ok(()) => {
                 let frame = self.out.split().freeze();
                 self.push(peer, stream, StreamAction::Send(frame));
             }
-            Err(e) => self.fail_local(stream, e),
-        }
-    }
-
-    fn fail_local(&mut self, stream: StreamId, error: FrameError) {
-        tracing::warn!(?stream, %error, "pull-sync message not sent");
-        if let Some(out) = self.streams.remove(&stream) {
-            self.push(out.peer, stream, StreamAction::Reset);
+            Err(error) => {
+                tracing::warn!(?stream, %error, "pull-sync message not sent");
+                self.fail(now, stream, None);
+            }
         }
     }
 

@@ -1,5 +1,5 @@
-//! A quinn-style pair harness: one server node and one puller node exchanging stream actions over
-//! a link with fixed latency, on virtual time.
+//! A quinn-style pair harness: one puller node and one or more server nodes exchanging stream
+//! actions over links with fixed latency, on virtual time.
 
 use super::*;
 use crate::metrics::PullsyncMetrics;
@@ -46,25 +46,53 @@ enum Side {
 
 struct Packet {
     at: Instant,
+    /// Index of the server node at the other end from the puller.
+    server: usize,
     side: Side,
     stream: StreamId,
     action: StreamAction,
 }
 
-struct Pair {
-    now: Instant,
+/// A server node: its core, its reserve and the latency of its link to the puller.
+struct Served {
+    peer: u8,
+    overlay: Address,
     latency: Duration,
     server: Server<u8>,
     reserve: MemoryReserve,
+    /// The node still offers its chunks but can no longer read them.
+    data_lost: bool,
+}
+
+/// How a server's link fails in a test.
+#[derive(Clone, Copy, Debug)]
+enum Failure {
+    /// The peer disconnects: both sides drop it and everything in transit is lost.
+    Disconnect,
+    /// Every stream with data in transit is reset; the peer stays connected.
+    ResetStreams,
+    /// The node loses its chunk data but not its index: it delivers the zero address for every
+    /// chunk wanted from now on, as a server does for a chunk evicted after it was offered.
+    DataLost,
+}
+
+struct Pair {
+    now: Instant,
+    /// Latency of the first server's link.
+    latency: Duration,
+    /// The first is [`SERVER`] at [`SERVER_OVERLAY`]; more join with [`Pair::add_server`].
+    servers: Vec<Served>,
     puller: Puller<u8, MemoryIntervalStore>,
     store: MemoryReserve,
+    /// Packets in transit, in arrival order.
     link: VecDeque<Packet>,
-    /// Every chunk the puller handed on, with when.
+    /// Every chunk the puller handed on, with when and from which server.
     delivered: Vec<(Instant, ChunkRef)>,
+    delivered_by: Vec<u8>,
     synced: Vec<(u8, u64, u64, bool)>,
     pull_errors: Vec<PullError>,
     serve_errors: Vec<ServeError>,
-    /// Lengths of the frames the server sent.
+    /// Lengths of the frames the servers sent.
     server_frames: Vec<usize>,
     metrics: PullsyncMetrics,
 }
@@ -80,15 +108,23 @@ impl Pair {
 
     fn with_store(config: Config, intervals: MemoryIntervalStore, store: MemoryReserve) -> Self {
         let now = Instant::now();
+        let latency = Duration::from_millis(10);
         Pair {
             now,
-            latency: Duration::from_millis(10),
-            server: Server::new(config.clone()),
-            reserve: MemoryReserve::new(SERVER_OVERLAY, 7),
+            latency,
+            servers: vec![Served {
+                peer: SERVER,
+                overlay: SERVER_OVERLAY,
+                latency,
+                server: Server::new(config.clone()),
+                reserve: MemoryReserve::new(SERVER_OVERLAY, 7),
+                data_lost: false,
+            }],
             puller: Puller::new(config, client_overlay(), intervals),
             store,
             link: VecDeque::new(),
             delivered: Vec::new(),
+            delivered_by: Vec::new(),
             synced: Vec::new(),
             pull_errors: Vec::new(),
             serve_errors: Vec::new(),
@@ -97,19 +133,89 @@ impl Pair {
         }
     }
 
+    /// Another server node, `peer`, whose overlay differs from [`SERVER_OVERLAY`] only in the
+    /// last byte: it has the same proximity to the puller and the same bins.
+    fn add_server(&mut self, peer: u8, config: Config, latency: Duration) {
+        let mut overlay = SERVER_OVERLAY;
+        overlay.0[31] = peer;
+        let reserve = MemoryReserve::new(overlay, 7);
+        let server = Server::new(config);
+        self.servers.push(Served { peer, overlay, latency, server, reserve, data_lost: false });
+    }
+
+    /// The server node that answers for `peer`: its own, or the first for a peer without one (so
+    /// that any overlay can be tried against one reserve).
+    fn route(&self, peer: u8) -> usize {
+        self.servers.iter().position(|s| s.peer == peer).unwrap_or(0)
+    }
+
+    fn served(&mut self, peer: u8) -> &mut Served {
+        let i = self.route(peer);
+        &mut self.servers[i]
+    }
+
+    fn server(&self) -> &Server<u8> {
+        &self.servers[0].server
+    }
+
+    fn reserve(&self) -> &MemoryReserve {
+        &self.servers[0].reserve
+    }
+
+    fn set_reserve(&mut self, reserve: MemoryReserve) {
+        self.servers[0].reserve = reserve;
+    }
+
     fn add_to_reserve(&mut self, chunks: &[swarm::Chunk]) {
+        self.add_to_reserve_of(SERVER, chunks);
+    }
+
+    fn add_to_reserve_of(&mut self, peer: u8, chunks: &[swarm::Chunk]) {
+        let now = self.now;
+        let s = self.served(peer);
         for c in chunks {
-            self.reserve.put(c.clone());
+            s.reserve.put(c.clone());
         }
-        self.server.handle_reserve_changed(self.now, &self.reserve);
+        s.server.handle_reserve_changed(now, &s.reserve);
     }
 
     fn connect(&mut self) {
-        self.puller.add_peer(self.now, SERVER, SERVER_OVERLAY);
+        self.connect_to(SERVER);
     }
 
-    /// Drains both cores, delivers due packets and fires due timers; with nothing left to do now,
-    /// jumps to the next packet or timer. Returns false when both sides are idle.
+    fn connect_to(&mut self, peer: u8) {
+        let overlay = self.served(peer).overlay;
+        self.puller.add_peer(self.now, peer, overlay);
+    }
+
+    /// Makes `peer`'s link fail now, as `failure` says, once what the cores queued is in transit.
+    fn fail_link(&mut self, peer: u8, failure: Failure) {
+        self.drain();
+        let i = self.route(peer);
+        if let Failure::DataLost = failure {
+            self.servers[i].data_lost = true;
+            return;
+        }
+        let (lost, kept): (VecDeque<Packet>, _) =
+            std::mem::take(&mut self.link).into_iter().partition(|p| p.server == i);
+        self.link = kept;
+        match failure {
+            Failure::Disconnect => {
+                self.served(peer).server.handle_peer_disconnected(CLIENT);
+                self.puller.remove_peer(self.now, peer);
+            }
+            Failure::ResetStreams => {
+                for p in lost {
+                    self.served(peer).server.handle_stream_reset(CLIENT, p.stream);
+                    self.puller.handle_stream_failed(self.now, p.stream);
+                }
+            }
+            Failure::DataLost => {}
+        }
+    }
+
+    /// Drains every core, delivers due packets and fires due timers; with nothing left to do
+    /// now, jumps to the next packet or timer. Returns false when every side is idle.
     fn step(&mut self) -> bool {
         self.step_until(None)
     }
@@ -123,9 +229,11 @@ impl Pair {
             self.deliver(packet);
             worked = true;
         }
-        if self.server.poll_timeout().is_some_and(|t| t <= self.now) {
-            self.server.handle_timeout(self.now, &self.reserve);
-            worked = true;
+        for s in &mut self.servers {
+            if s.server.poll_timeout().is_some_and(|t| t <= self.now) {
+                s.server.handle_timeout(self.now, &s.reserve);
+                worked = true;
+            }
         }
         if self.puller.poll_timeout().is_some_and(|t| t <= self.now) {
             self.puller.handle_timeout(self.now);
@@ -135,14 +243,11 @@ impl Pair {
             return true;
         }
         self.drain();
-        let next = [
-            self.link.front().map(|p| p.at),
-            self.server.poll_timeout(),
-            self.puller.poll_timeout(),
-        ]
-        .into_iter()
-        .flatten()
-        .min();
+        let next = [self.link.front().map(|p| p.at), self.puller.poll_timeout()]
+            .into_iter()
+            .chain(self.servers.iter().map(|s| s.server.poll_timeout()))
+            .flatten()
+            .min();
         match next {
             Some(at) if limit.is_some_and(|l| at > l) => {
                 self.now = self.now.max(limit.unwrap_or(at));
@@ -170,20 +275,30 @@ impl Pair {
         while self.now < until && self.step_until(Some(until)) {}
     }
 
+    /// Steps until `done` holds; panics if everything goes idle first.
+    fn drive_to(&mut self, done: impl Fn(&Pair) -> bool) {
+        while !done(self) {
+            assert!(self.step(), "went idle before the condition held");
+        }
+    }
+
+    /// Queues a packet behind those arriving no later.
+    fn send(&mut self, server: usize, side: Side, stream: StreamId, action: StreamAction) {
+        let at = self.now + self.servers[server].latency;
+        let i = self.link.partition_point(|p| p.at <= at);
+        self.link.insert(i, Packet { at, server, side, stream, action });
+    }
+
     fn drain(&mut self) {
         while let Some(t) = self.puller.poll_transmit() {
-            self.link.push_back(Packet {
-                at: self.now + self.latency,
-                side: Side::ToServer,
-                stream: t.stream,
-                action: t.action,
-            });
+            self.send(self.route(t.peer), Side::ToServer, t.stream, t.action);
         }
         while let Some(event) = self.puller.poll_event() {
             self.metrics.observe(self.now, &event);
             match event {
-                PullerEvent::Chunk { chunk, .. } => {
+                PullerEvent::Chunk { chunk, peer, .. } => {
                     self.delivered.push((self.now, chunk.chunk_ref()));
+                    self.delivered_by.push(peer);
                     self.store.put(chunk);
                 }
                 PullerEvent::IntervalSynced { bin, start, end, live, .. } => {
@@ -193,50 +308,52 @@ impl Pair {
                 PullerEvent::StoreFailed { error, .. } => panic!("memory store failed: {error}"),
             }
         }
-        while let Some(event) = self.server.poll_event() {
-            match event {
-                ServerEvent::ChunksWanted { peer, stream, chunks } => {
-                    let found = chunks.iter().map(|c| self.reserve.get(c)).collect();
-                    self.server.provide_chunks(peer, stream, found).unwrap();
+        let mut out = Vec::new();
+        for (i, s) in self.servers.iter_mut().enumerate() {
+            while let Some(event) = s.server.poll_event() {
+                match event {
+                    ServerEvent::ChunksWanted { peer, stream, chunks } => {
+                        let read = |c| s.reserve.get(c).filter(|_| !s.data_lost);
+                        let found = chunks.iter().map(read).collect();
+                        s.server.provide_chunks(peer, stream, found).unwrap();
+                    }
+                    ServerEvent::Misbehaved { error, .. } => self.serve_errors.push(error),
                 }
-                ServerEvent::Misbehaved { error, .. } => self.serve_errors.push(error),
+            }
+            while let Some(t) = s.server.poll_transmit(self.now) {
+                if let StreamAction::Send(frame) = &t.action {
+                    self.server_frames.push(frame.len());
+                }
+                out.push((i, t));
             }
         }
-        while let Some(t) = self.server.poll_transmit(self.now) {
-            if let StreamAction::Send(frame) = &t.action {
-                self.server_frames.push(frame.len());
-            }
-            self.link.push_back(Packet {
-                at: self.now + self.latency,
-                side: Side::ToClient,
-                stream: t.stream,
-                action: t.action,
-            });
+        for (server, t) in out {
+            self.send(server, Side::ToClient, t.stream, t.action);
         }
     }
 
     fn deliver(&mut self, p: Packet) {
+        let now = self.now;
+        let s = &mut self.servers[p.server];
         match (p.side, p.action) {
             (Side::ToServer, StreamAction::Open(protocol)) => {
-                self.server.handle_stream_opened(CLIENT, p.stream, protocol)
+                s.server.handle_stream_opened(CLIENT, p.stream, protocol)
             }
             (Side::ToServer, StreamAction::Send(data)) => {
-                self.server.handle_data(self.now, CLIENT, p.stream, &data, &self.reserve)
+                s.server.handle_data(now, CLIENT, p.stream, &data, &s.reserve)
             }
             (Side::ToServer, StreamAction::Finish) => {
-                self.server.handle_stream_finished(CLIENT, p.stream)
+                s.server.handle_stream_finished(CLIENT, p.stream)
             }
-            (Side::ToServer, StreamAction::Reset) => {
-                self.server.handle_stream_reset(CLIENT, p.stream)
-            }
+            (Side::ToServer, StreamAction::Reset) => s.server.handle_stream_reset(CLIENT, p.stream),
             (Side::ToClient, StreamAction::Send(data)) => {
-                self.puller.handle_data(self.now, p.stream, &data, &self.store)
+                self.puller.handle_data(now, p.stream, &data, &self.store)
             }
             (Side::ToClient, StreamAction::Finish) => {
-                self.puller.handle_stream_finished(self.now, p.stream)
+                self.puller.handle_stream_finished(now, p.stream)
             }
             (Side::ToClient, StreamAction::Reset) => {
-                self.puller.handle_stream_failed(self.now, p.stream)
+                self.puller.handle_stream_failed(now, p.stream)
             }
             (Side::ToClient, StreamAction::Open(_)) => unreachable!("servers do not open streams"),
         }
@@ -295,7 +412,7 @@ fn historical_sync_of_a_bin_fetches_every_chunk_once_in_order() {
         (stats.chunks_offered, stats.chunks_wanted, stats.chunks_delivered),
         (600, 600, 600)
     );
-    assert_eq!(pair.server.stats().chunks_sent, 600);
+    assert_eq!(pair.server().stats().chunks_sent, 600);
     assert_eq!(pair.puller.store().intervals(&SERVER_OVERLAY, 0).unwrap().ranges(), &[(1, 600)]);
 }
 
@@ -345,7 +462,7 @@ fn live_sync_long_polls_and_closes_the_page_after_the_quiet_period() {
     pair.drive();
     assert!(pair.delivered.is_empty());
     // Nothing to offer: the live Get waits on the server with no timer running.
-    assert_eq!(pair.server.poll_timeout(), None);
+    assert_eq!(pair.server().poll_timeout(), None);
     let t0 = pair.now + Duration::from_secs(5);
     pair.now = t0;
     pair.add_to_reserve(&chunks[..4]);
@@ -410,7 +527,7 @@ fn rate_limit_holds_a_peer_to_250_chunks_per_second() {
     let span = pair.delivered[1750].0 - pair.delivered[500].0;
     let rate = 1250.0 / span.as_secs_f64();
     assert!((rate - 250.0).abs() < 15.0, "sustained {rate} chunks/s");
-    assert!(pair.server.stats().throttled >= 6);
+    assert!(pair.server().stats().throttled >= 6);
     // The per-second delivery series shows the limiter exactly: one page per second.
     let samples: Vec<f64> = pair.metrics.delivery_rate().samples().map(|s| s.rate).collect();
     assert_eq!(samples[samples.len() - 6..], [250.0; 6]);
@@ -441,13 +558,13 @@ fn restart_resumes_from_the_intervals_without_fetching_again() {
     assert_eq!(pair.delivered.len(), 300);
     let intervals = pair.puller.store().clone();
     let store = pair.store.clone();
-    let reserve = pair.reserve.clone();
-    let sent_before = pair.server.stats().chunks_sent;
+    let reserve = pair.reserve().clone();
+    let sent_before = pair.server().stats().chunks_sent;
 
     // A new puller (restart) with the same intervals and chunk store; the server got 200 more.
     let mut pair2 = Pair::with_store(Config::default(), MemoryIntervalStore::default(), store);
     pair2.puller = bin0_puller(Config::default(), intervals);
-    pair2.reserve = reserve;
+    pair2.set_reserve(reserve);
     pair2.add_to_reserve(&chunks[300..]);
     pair2.connect();
     pair2.drive();
@@ -455,7 +572,7 @@ fn restart_resumes_from_the_intervals_without_fetching_again() {
     assert_eq!(pair2.delivered_addresses(), expected);
     // Nothing below 301 was even offered again.
     assert_eq!(pair2.puller.stats().chunks_offered, 200);
-    assert_eq!(pair2.server.stats().chunks_sent, 200);
+    assert_eq!(pair2.server().stats().chunks_sent, 200);
     assert_eq!(sent_before, 300);
 }
 
@@ -472,7 +589,7 @@ fn offered_chunks_already_stored_are_not_wanted() {
     pair.drive();
     assert_eq!(pair.puller.stats().chunks_offered, 40);
     assert_eq!(pair.puller.stats().chunks_wanted, 15);
-    assert_eq!(pair.server.stats().chunks_sent, 15);
+    assert_eq!(pair.server().stats().chunks_sent, 15);
     assert_eq!(pair.store.len(), 40);
 }
 
@@ -491,7 +608,7 @@ fn epoch_change_resets_the_intervals() {
     let mut pair2 =
         Pair::with_store(Config::default(), MemoryIntervalStore::default(), pair.store.clone());
     pair2.puller = bin0_puller(Config::default(), intervals);
-    pair2.reserve = pair.reserve.clone();
+    pair2.set_reserve(pair.reserve().clone());
     pair2.connect();
     pair2.drive();
     assert_eq!(pair2.puller.stats().chunks_offered, 30);
@@ -829,10 +946,10 @@ fn server_sends_the_zero_address_for_a_chunk_that_is_gone_and_the_puller_skips_i
     let mut thinned = MemoryReserve::new(SERVER_OVERLAY, 7);
     thinned.put(chunks[0].clone());
     thinned.put(chunks[2].clone());
-    let index = pair.reserve.clone();
+    let index = pair.reserve().clone();
     pair.connect();
     for _ in 0..10_000 {
-        pair.reserve = index.clone();
+        pair.set_reserve(index.clone());
         pair.drain_with_data_store(&thinned);
         if !pair.step() {
             break;
@@ -840,17 +957,143 @@ fn server_sends_the_zero_address_for_a_chunk_that_is_gone_and_the_puller_skips_i
     }
     assert_eq!(pair.delivered_addresses(), vec![chunks[0].address(), chunks[2].address()]);
     assert_eq!(pair.puller.stats().chunks_missing, 1);
-    assert_eq!(pair.server.stats().chunks_missing, 1);
+    assert_eq!(pair.server().stats().chunks_missing, 1);
 }
 
 impl Pair {
     /// Answers the server's chunk reads from `data` instead of the index reserve.
     fn drain_with_data_store(&mut self, data: &MemoryReserve) {
-        while let Some(event) = self.server.poll_event() {
+        let server = &mut self.servers[0].server;
+        while let Some(event) = server.poll_event() {
             if let ServerEvent::ChunksWanted { peer, stream, chunks } = event {
                 let found = chunks.iter().map(|c| data.get(c)).collect();
-                self.server.provide_chunks(peer, stream, found).unwrap();
+                server.provide_chunks(peer, stream, found).unwrap();
             }
         }
     }
+}
+
+// --- Several servers offering the same chunks: each is delivered once, and none is lost. ---
+
+/// A bin-0 puller and the first server plus servers `more`, all on links of the same latency.
+fn bin0_room(more: &[u8]) -> Pair {
+    let mut pair = bin0_pair(Config::default());
+    for &peer in more {
+        pair.add_server(peer, Config::default(), pair.latency);
+    }
+    pair
+}
+
+fn assert_each_delivered_once(pair: &Pair, chunks: &[swarm::Chunk]) {
+    let mut got = pair.delivered_addresses();
+    got.sort();
+    let mut expected: Vec<Address> = chunks.iter().map(|c| c.address()).collect();
+    expected.sort();
+    assert_eq!(got, expected, "every chunk delivered exactly once");
+    assert_eq!(pair.store.len(), chunks.len());
+    assert!(pair.pull_errors.is_empty() && pair.serve_errors.is_empty());
+}
+
+fn bin0_ranges(pair: &Pair, peer: u8) -> Option<Vec<(u64, u64)>> {
+    let overlay = pair.servers[pair.route(peer)].overlay;
+    pair.puller.store().intervals(&overlay, 0).map(|i| i.ranges().to_vec())
+}
+
+fn chunks_sent(pair: &Pair) -> u64 {
+    pair.servers.iter().map(|s| s.server.stats().chunks_sent).sum()
+}
+
+#[test]
+fn two_servers_offering_the_same_chunks_deliver_each_chunk_once() {
+    let chunks = chunks_in_bin(&mut rng(), 0, 600, 256);
+    let mut pair = bin0_room(&[3]);
+    pair.add_to_reserve_of(SERVER, &chunks);
+    pair.add_to_reserve_of(3, &chunks);
+    pair.connect_to(SERVER);
+    pair.connect_to(3);
+    pair.drive();
+    assert_each_delivered_once(&pair, &chunks);
+    let stats = pair.puller.stats();
+    // Both offer every page at the same time: one page is wanted, the other skipped entirely.
+    assert_eq!(
+        (stats.chunks_offered, stats.chunks_wanted, stats.chunks_skipped_in_flight),
+        (1200, 600, 600)
+    );
+    assert_eq!((stats.chunks_delivered, chunks_sent(&pair), stats.pages_refetched), (600, 600, 0));
+    // Each peer's intervals are complete, though one of them delivered every chunk.
+    assert_eq!(bin0_ranges(&pair, SERVER), Some(vec![(1, 600)]));
+    assert_eq!(bin0_ranges(&pair, 3), Some(vec![(1, 600)]));
+}
+
+#[test]
+fn three_servers_holding_the_chunks_in_different_orders_deliver_each_chunk_once() {
+    let mut rng = rng();
+    let chunks = chunks_in_bin(&mut rng, 0, 700, 256);
+    let mut shuffled = chunks.clone();
+    rand::seq::SliceRandom::shuffle(&mut shuffled[..], &mut rng);
+    let reversed: Vec<swarm::Chunk> = chunks.iter().rev().cloned().collect();
+    let mut pair = bin0_room(&[3, 4]);
+    pair.served(4).latency = Duration::from_millis(7);
+    pair.add_to_reserve_of(SERVER, &chunks);
+    pair.add_to_reserve_of(3, &reversed);
+    pair.add_to_reserve_of(4, &shuffled);
+    for peer in [SERVER, 3, 4] {
+        pair.connect_to(peer);
+    }
+    pair.drive();
+    // Pages now mix chunks stored, wanted here and skipped for another page.
+    assert_each_delivered_once(&pair, &chunks);
+    let stats = pair.puller.stats();
+    assert_eq!((stats.chunks_wanted, stats.chunks_delivered, chunks_sent(&pair)), (700, 700, 700));
+    assert!(stats.chunks_skipped_in_flight > 0);
+    for peer in [SERVER, 3, 4] {
+        assert_eq!(bin0_ranges(&pair, peer), Some(vec![(1, 700)]), "intervals of {peer}");
+    }
+}
+
+#[test]
+fn a_chunk_skipped_for_a_peer_that_then_fails_is_fetched_from_the_other() {
+    for failure in [Failure::Disconnect, Failure::ResetStreams, Failure::DataLost] {
+        let chunks = chunks_in_bin(&mut rng(), 0, 300, 256);
+        let mut pair = bin0_room(&[3]);
+        pair.add_to_reserve_of(SERVER, &chunks);
+        pair.add_to_reserve_of(3, &chunks);
+        pair.connect_to(SERVER);
+        pair.connect_to(3);
+        // SERVER's first page is wanted; peer 3's, offered just after, skips all of it and is
+        // held. Then SERVER fails before delivering anything.
+        pair.drive_to(|p| p.puller.stats().chunks_skipped_in_flight == 250);
+        assert!(pair.delivered.is_empty());
+        assert_eq!(bin0_ranges(&pair, 3), None, "the held page is not recorded");
+        pair.fail_link(SERVER, failure);
+        pair.drive();
+        assert_each_delivered_once(&pair, &chunks);
+        assert!(pair.delivered_by.iter().all(|&p| p == 3), "{failure:?}");
+        let stats = pair.puller.stats();
+        assert!(stats.pages_refetched >= 1, "{failure:?}");
+        assert_eq!(stats.chunks_delivered, 300);
+        assert_eq!(bin0_ranges(&pair, 3), Some(vec![(1, 300)]), "{failure:?}");
+        // A peer that stays connected ends complete too; one that left recorded nothing.
+        let first = match failure {
+            Failure::Disconnect => None,
+            Failure::ResetStreams | Failure::DataLost => Some(vec![(1, 300)]),
+        };
+        assert_eq!(bin0_ranges(&pair, SERVER), first, "{failure:?}");
+    }
+}
+
+#[test]
+fn live_pages_of_two_servers_deliver_each_new_chunk_once() {
+    let chunks = chunks_in_bin(&mut rng(), 0, 12, 256);
+    let mut pair = bin0_room(&[3]);
+    pair.connect_to(SERVER);
+    pair.connect_to(3);
+    pair.drive();
+    pair.now += Duration::from_secs(5);
+    pair.add_to_reserve_of(SERVER, &chunks);
+    pair.add_to_reserve_of(3, &chunks);
+    pair.drive();
+    assert_each_delivered_once(&pair, &chunks);
+    assert_eq!(pair.puller.stats().chunks_skipped_in_flight, 12);
+    assert_eq!(pair.synced, vec![(0, 1, 12, true), (0, 1, 12, true)]);
 }
