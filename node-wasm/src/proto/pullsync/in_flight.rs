@@ -8,7 +8,7 @@
 use super::stream::StreamId;
 use crate::proto::swarm::ChunkRef;
 use std::collections::hash_map::Entry;
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 /// Where a page stands with the chunks it skipped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,8 +46,10 @@ impl Skips {
 pub(super) struct InFlight {
     wants: HashMap<ChunkRef, Want>,
     skips: HashMap<StreamId, Skips>,
-    /// Pages whose skipped chunks all arrived or one failed, for the puller to act on.
-    settled: Vec<StreamId>,
+    /// Pages whose skipped chunks all arrived or one failed, for the puller to act on. Ordered,
+    /// so pages settle oldest first whatever order their chunks resolved in (a failed stream
+    /// releases its wants in hash order) and a simulated run is repeatable.
+    settled: BTreeSet<StreamId>,
 }
 
 impl InFlight {
@@ -81,7 +83,7 @@ impl InFlight {
             skips.unresolved -= 1;
             skips.failed |= !arrived;
             if !was_settled && skips.settled() {
-                self.settled.push(page);
+                self.settled.insert(page);
             }
         }
     }
@@ -123,9 +125,9 @@ impl InFlight {
         self.skips.remove(&page);
     }
 
-    /// The next page that stopped pending since the last call.
+    /// The oldest page that stopped pending since the last call.
     pub fn pop_settled(&mut self) -> Option<StreamId> {
-        self.settled.pop()
+        self.settled.pop_first()
     }
 
     #[cfg(test)]
@@ -205,6 +207,17 @@ mod tests {
         f.resolve(&chunk(1), A, true);
         assert_eq!(f.pop_settled(), None);
         assert!(f.is_empty());
+    }
+
+    #[test]
+    fn pages_settle_oldest_first() {
+        let mut f = InFlight::default();
+        f.want(chunk(1), A);
+        f.want(chunk(2), A);
+        f.skip(&chunk(1), C);
+        f.skip(&chunk(2), B);
+        f.release(&[A]);
+        assert_eq!((f.pop_settled(), f.pop_settled(), f.pop_settled()), (Some(B), Some(C), None));
     }
 
     #[test]
