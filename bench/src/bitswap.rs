@@ -9,14 +9,14 @@ use serde_json::{json, Value};
 use syncscope_node::proto::bitswap::ClientMode;
 use syncscope_node::sim::bitswap::{
     datacenter_set, fixed_delay_matrix, realistic_set, result_hash, run as run_scenario,
-    Distribution, FetchPattern, RunResult, Scenario,
+    slow_link_set, Distribution, FetchPattern, RunResult, Scenario,
 };
 
 use crate::report::Format;
 
 #[derive(Parser, Debug)]
 pub struct Args {
-    /// A scenario name, or a set: matrix, realistic, datacenter (default: all three sets).
+    /// A scenario name, or a set: matrix, realistic, datacenter, slow (default: all four sets).
     #[arg(long)]
     scenario: Option<String>,
     #[arg(long, value_enum, default_value_t = Mode::All)]
@@ -48,6 +48,10 @@ pub struct Args {
     /// Custom scenario: bandwidth per directed pair in megabits per second [default: unlimited].
     #[arg(long)]
     bandwidth_mbps: Option<f64>,
+    /// Custom scenario: the fetcher's downlink in megabits per second, shared by every sender
+    /// after its link (one connection carrying all peers, as through a relay) [default: none].
+    #[arg(long)]
+    downlink_mbps: Option<f64>,
     /// Seed of every random draw (block data, placement, links, node RNGs).
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -70,6 +74,7 @@ impl Args {
             || self.latency_ms.is_some()
             || self.jitter_ms.is_some()
             || self.bandwidth_mbps.is_some()
+            || self.downlink_mbps.is_some()
     }
 
     fn custom(&self) -> Result<Scenario, String> {
@@ -89,12 +94,14 @@ impl Args {
             }
             Ok(Duration::from_secs_f64(v / 1000.0))
         };
-        let bandwidth = match self.bandwidth_mbps {
-            Some(mbps) if mbps > 0.0 && mbps.is_finite() => Some(mbps * 1e6 / 8.0),
-            Some(mbps) => return Err(format!("--bandwidth-mbps must be positive, got {mbps}")),
-            None => None,
+        let bytes_per_sec = |name: &str, v: Option<f64>| match v {
+            Some(mbps) if mbps > 0.0 && mbps.is_finite() => Ok(Some(mbps * 1e6 / 8.0)),
+            Some(mbps) => Err(format!("--{name} must be positive, got {mbps}")),
+            None => Ok(None),
         };
-        Ok(Scenario::custom(
+        let bandwidth = bytes_per_sec("bandwidth-mbps", self.bandwidth_mbps)?;
+        let downlink = bytes_per_sec("downlink-mbps", self.downlink_mbps)?;
+        let scenario = Scenario::custom(
             nodes,
             blocks,
             block_size,
@@ -104,7 +111,11 @@ impl Args {
             ms("jitter-ms", self.jitter_ms, 0.0)?,
             bandwidth,
             self.seed,
-        ))
+        );
+        Ok(match downlink {
+            Some(bw) => scenario.with_leech_downlink(bw),
+            None => scenario,
+        })
     }
 
     fn scenarios(&self) -> Result<Vec<Scenario>, String> {
@@ -115,17 +126,26 @@ impl Args {
             return Ok(vec![self.custom()?]);
         }
         let seed = self.seed;
-        let all = || [fixed_delay_matrix(seed), realistic_set(seed), datacenter_set(seed)].concat();
+        let all = || {
+            [
+                fixed_delay_matrix(seed),
+                realistic_set(seed),
+                datacenter_set(seed),
+                slow_link_set(seed),
+            ]
+            .concat()
+        };
         match self.scenario.as_deref() {
             None => Ok(all()),
             Some("matrix") => Ok(fixed_delay_matrix(seed)),
             Some("realistic") => Ok(realistic_set(seed)),
             Some("datacenter") => Ok(datacenter_set(seed)),
+            Some("slow") => Ok(slow_link_set(seed)),
             Some(name) => {
                 let found: Vec<Scenario> = all().into_iter().filter(|s| s.name == name).collect();
                 if found.is_empty() {
                     Err(format!(
-                        "unknown scenario {name:?}; use matrix, realistic, datacenter or one of: {}",
+                        "unknown scenario {name:?}; use matrix, realistic, datacenter, slow or one of: {}",
                         all().iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(", ")
                     ))
                 } else {
@@ -339,9 +359,11 @@ fn table(rows: &[(Scenario, RunResult)], hash: &str, wall: Duration) -> String {
     let _ = writeln!(
         out,
         "Model: a message is serialised on its directed link at the link's bandwidth (FIFO per \
-         pair; none with no limit), then delivered after the link's one-way latency; sizes are \
-         framed protobuf lengths. Lower bound: steps of the fetch pattern x (shortest RTT + \
-         blockstore read) + all bytes / sum of inbound bandwidths."
+         pair; none with no limit), then delivered after the link's one-way latency, and, where \
+         the fetcher has a downlink, after crossing it (shared equally by the senders); sizes \
+         are framed protobuf lengths. Lower bound: steps of the fetch pattern x (shortest RTT + \
+         blockstore read) + all bytes / inbound bandwidth (sum of inbound links, or the \
+         downlink if smaller)."
     );
     let _ = writeln!(
         out,

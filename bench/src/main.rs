@@ -27,7 +27,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Bitswap sessions vs the legacy client on the seed's matrix, realistic and datacenter sets.
+    /// Bitswap sessions vs the legacy client on the seed's matrix, realistic, datacenter and
+    /// slow-link sets.
     Bitswap(bitswap::Args),
     /// Bitswap over real libp2p swarms on loopback TCP: sessions vs legacy, one and three seeds.
     BitswapNet(bitswap_net::Args),

@@ -6,13 +6,22 @@
 //!   link is still sending (one FIFO per directed pair, no shared uplink);
 //! - it then travels the link's one-way latency and is delivered whole;
 //! - its size is the node's own figure, for Bitswap the framed protobuf length;
-//! - with no bandwidth limit, serialisation takes no time and only latency counts.
+//! - with no bandwidth limit, serialisation takes no time and only latency counts;
+//! - a node may also have a shared downlink ([`Network::set_downlink`]): after its link, every
+//!   message to the node crosses it, the senders sharing its bandwidth equally. That models one
+//!   connection carrying every peer's traffic, such as a browser's WebSocket to a relay. A
+//!   sender learns that a message was sent when it left the sender's link, not when it crossed
+//!   the downlink: the buffers on the way take it (the pessimistic case, a bloated relay);
+//! - while a message is part way through (its bytes arrive over a limited link, or cross a
+//!   downlink), the receiver is told so ([`SimNode::handle_progress`]) when its timer fires, as
+//!   a real node's glue reports reads that leave a frame incomplete.
 //!
 //! Latency and bandwidth are drawn once per directed pair from a seeded ChaCha RNG ([`Links`]).
 //! Events at the same instant run in the order they were scheduled, so a seed gives bit-identical
 //! runs. Nothing sleeps: the clock jumps from event to event.
 
 pub mod bitswap;
+mod downlink;
 mod link;
 mod network;
 

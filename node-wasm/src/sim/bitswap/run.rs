@@ -81,6 +81,11 @@ pub fn run(scenario: &Scenario, mode: ClientMode) -> RunResult {
         })
         .collect();
     let mut net = Network::new(epoch, nodes, links);
+    if let Some(bandwidth) = scenario.leech_downlink {
+        for leech in scenario.seeds()..scenario.nodes {
+            net.set_downlink(NodeId(leech as u32), bandwidth);
+        }
+    }
     for (b, seeds) in holders.iter().enumerate() {
         for &s in seeds {
             let (cid, data) = &blocks[b];
@@ -139,7 +144,7 @@ pub fn run(scenario: &Scenario, mode: ClientMode) -> RunResult {
 /// The least time any client could take, leech by leech (the slowest leech counts):
 /// each step of the fetch pattern needs at least the shortest round trip to any other node plus
 /// one blockstore read, and every byte must cross links into the leech whose bandwidths add up
-/// to at most the sum of its inbound links. Steps cannot overlap (a step starts when the last
+/// to at most the sum of its inbound links, and its downlink if it has one. Steps cannot overlap (a step starts when the last
 /// one is complete), so the per-step bounds add.
 fn lower_bound(s: &Scenario, links: &Links, blocks: &[(Cid, Bytes)]) -> Duration {
     let steps = s.fetch.steps(s.blocks);
@@ -152,8 +157,12 @@ fn lower_bound(s: &Scenario, links: &Links, blocks: &[(Cid, Bytes)]) -> Duration
                 .map(|o| links.get(leech, o).latency + links.get(o, leech).latency)
                 .min()
                 .unwrap_or_default();
-            let inbound: Option<f64> =
+            let links_in: Option<f64> =
                 others.map(|o| links.get(o, leech).bandwidth).sum::<Option<f64>>();
+            let inbound = match (links_in, s.leech_downlink) {
+                (Some(l), Some(d)) => Some(l.min(d)),
+                (l, d) => l.or(d),
+            };
             let transfer = inbound
                 .filter(|bw| *bw > 0.0)
                 .map_or(Duration::ZERO, |bw| Duration::from_secs_f64(total_bytes as f64 / bw));

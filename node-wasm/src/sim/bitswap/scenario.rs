@@ -21,6 +21,9 @@ pub struct Scenario {
     pub distribution: Distribution,
     pub fetch: FetchPattern,
     pub links: LinkModel,
+    /// Bytes per second of a downlink that every message to a leech crosses after its link,
+    /// shared by the senders: one connection carrying all peers, as through a relay.
+    pub leech_downlink: Option<f64>,
     pub store_latency: Duration,
     pub seed: u64,
 }
@@ -54,9 +57,17 @@ impl Scenario {
             distribution,
             fetch,
             links,
+            leech_downlink: None,
             store_latency: Duration::ZERO,
             seed,
         }
+    }
+
+    /// The same scenario with every leech behind a shared downlink of `bandwidth` bytes/s.
+    pub fn with_leech_downlink(mut self, bandwidth: f64) -> Self {
+        self.leech_downlink = Some(bandwidth);
+        self.name = format!("{}-down{}Mbps", self.name, bandwidth * 8.0 / 1e6);
+        self
     }
 
     pub fn seeds(&self) -> usize {
@@ -112,6 +123,7 @@ pub fn fixed_delay_matrix(seed: u64) -> Vec<Scenario> {
                 distribution,
                 fetch,
                 links: LinkModel::Fixed { latency: Duration::from_millis(10), bandwidth: None },
+                leech_downlink: None,
                 store_latency: Duration::ZERO,
                 seed,
             }
@@ -139,6 +151,7 @@ pub fn realistic_set(seed: u64) -> Vec<Scenario> {
             bandwidth_sd: 0.3e6,
             slow,
         },
+        leech_downlink: None,
         store_latency: Duration::ZERO,
         seed,
     };
@@ -173,12 +186,42 @@ pub fn datacenter_set(seed: u64) -> Vec<Scenario> {
             bandwidth_sd: 0.0,
             slow: None,
         },
+        leech_downlink: None,
         store_latency: Duration::from_millis(25),
         seed,
     };
     vec![
         dc("Datacenter-3Nodes-100x256KiB", 3, 1, 100, FetchPattern::Unixfs),
         dc("Datacenter-3Leeches3Seeds-1000x256KiB", 6, 3, 1000, FetchPattern::UnixfsLarge),
+    ]
+}
+
+/// A browser fetching an 8 MiB UnixFS file (a root of 1600 bytes and 32 leaves of 256 KiB)
+/// from seeds over slow paths, where one block takes far longer to arrive than a round trip:
+/// - through a relay: native seeds on fast links, 20 ms each way, and every message to the
+///   browser crossing its one 8 Mbit/s connection to the relay;
+/// - over direct 8 Mbit/s links (WebRTC), 20 ms each way;
+/// - through the relay from 9 seeds that each hold half of the blocks.
+pub fn slow_link_set(seed: u64) -> Vec<Scenario> {
+    let file = |name: &str, nodes, distribution, bandwidth, downlink| Scenario {
+        name: name.to_string(),
+        nodes,
+        leeches: 1,
+        blocks: 33,
+        block_size: 256 * 1024,
+        first_block_size: Some(1600),
+        distribution,
+        fetch: FetchPattern::Unixfs,
+        links: LinkModel::Fixed { latency: Duration::from_millis(20), bandwidth },
+        leech_downlink: downlink,
+        store_latency: Duration::ZERO,
+        seed,
+    };
+    let mbps = |m: f64| m * 1e6 / 8.0;
+    vec![
+        file("Relay-4Nodes-8MiB-8Mbps", 4, Distribution::AllToAll, None, Some(mbps(8.0))),
+        file("Direct-4Nodes-8MiB-8Mbps", 4, Distribution::AllToAll, Some(mbps(8.0)), None),
+        file("Relay-10Nodes-Half-8MiB-8Mbps", 10, Distribution::Random(0.5), None, Some(mbps(8.0))),
     ]
 }
 
