@@ -3,9 +3,12 @@
 //! [`read_messages`] turns a stream into the messages it carries, read until EOF: each frame is
 //! refused before its body is buffered when its length exceeds the cap, then decoded. The first
 //! error ends it and drops the stream (a yamux stream dropped while open is reset), so a peer that
-//! sends one bad frame gets nothing more read from that stream.
+//! sends one bad frame gets nothing more read from that stream. [`read_with_progress`] also
+//! reports every read that leaves a frame incomplete ([`Read::Progress`]): on a slow link a large
+//! message takes many round trips to arrive, and a core that hears nothing meanwhile would take
+//! the peer for silent.
 
-use futures::{AsyncRead, AsyncReadExt, Stream};
+use futures::{AsyncRead, AsyncReadExt, Stream, StreamExt};
 
 use crate::proto::framing::{FrameDecoder, FrameError};
 
@@ -27,6 +30,14 @@ pub enum ReadError<E> {
     Decode(E),
 }
 
+/// What reading a stream yields.
+#[derive(Debug, PartialEq)]
+pub enum Read<M> {
+    /// Bytes of a message arrived; the message is not complete yet.
+    Progress,
+    Message(M),
+}
+
 struct Reader<S, D> {
     io: S,
     decoder: FrameDecoder,
@@ -45,34 +56,66 @@ where
     S: AsyncRead + Unpin,
     D: FnMut(&[u8]) -> Result<M, E>,
 {
+    read_with_progress(io, max_len, decode).filter_map(|item| {
+        futures::future::ready(match item {
+            Ok(Read::Progress) => None,
+            Ok(Read::Message(msg)) => Some(Ok(msg)),
+            Err(e) => Some(Err(e)),
+        })
+    })
+}
+
+/// [`read_messages`], with [`Read::Progress`] after every read that leaves a frame incomplete.
+pub fn read_with_progress<S, M, E, D>(
+    io: S,
+    max_len: usize,
+    decode: D,
+) -> impl Stream<Item = Result<Read<M>, ReadError<E>>>
+where
+    S: AsyncRead + Unpin,
+    D: FnMut(&[u8]) -> Result<M, E>,
+{
     let reader = Reader { io, decoder: FrameDecoder::new(max_len), buf: Vec::new(), decode };
     futures::stream::unfold(Some(reader), |state| async move {
         let mut r = state?;
-        match next_message(&mut r).await {
-            Ok(Some(msg)) => Some((Ok(msg), Some(r))),
+        match next_item(&mut r).await {
+            Ok(Some(item)) => Some((Ok(item), Some(r))),
             Ok(None) => None,
             Err(e) => Some((Err(e), None)),
         }
     })
 }
 
-/// The next message, `None` at a clean end of stream.
-async fn next_message<S, M, E, D>(r: &mut Reader<S, D>) -> Result<Option<M>, ReadError<E>>
+/// The next message, or progress after a read that did not complete one; `None` at a clean end
+/// of stream.
+async fn next_item<S, M, E, D>(r: &mut Reader<S, D>) -> Result<Option<Read<M>>, ReadError<E>>
 where
     S: AsyncRead + Unpin,
     D: FnMut(&[u8]) -> Result<M, E>,
 {
-    loop {
-        if let Some(frame) = r.decoder.next_frame().map_err(ReadError::Frame)? {
-            return (r.decode)(&frame).map(Some).map_err(ReadError::Decode);
+    if let Some(msg) = next_message(r)? {
+        return Ok(Some(Read::Message(msg)));
+    }
+    if r.buf.is_empty() {
+        r.buf = vec![0; READ_CHUNK];
+    }
+    match r.io.read(&mut r.buf).await? {
+        0 => r.decoder.finish().map(|()| None).map_err(ReadError::Frame),
+        n => {
+            r.decoder.extend(&r.buf[..n]);
+            Ok(Some(next_message(r)?.map_or(Read::Progress, Read::Message)))
         }
-        if r.buf.is_empty() {
-            r.buf = vec![0; READ_CHUNK];
-        }
-        match r.io.read(&mut r.buf).await? {
-            0 => return r.decoder.finish().map(|()| None).map_err(ReadError::Frame),
-            n => r.decoder.extend(&r.buf[..n]),
-        }
+    }
+}
+
+/// The next whole message already buffered.
+fn next_message<S, M, E, D>(r: &mut Reader<S, D>) -> Result<Option<M>, ReadError<E>>
+where
+    D: FnMut(&[u8]) -> Result<M, E>,
+{
+    match r.decoder.next_frame().map_err(ReadError::Frame)? {
+        Some(frame) => (r.decode)(&frame).map(Some).map_err(ReadError::Decode),
+        None => Ok(None),
     }
 }
 
@@ -98,6 +141,20 @@ mod tests {
         let bytes: Vec<u8> = msgs.iter().flat_map(|m| encode_frame(m, 1 << 20).unwrap()).collect();
         let read: Vec<Probe> = read_all(bytes, 1 << 20).into_iter().map(Result::unwrap).collect();
         assert_eq!(read, msgs);
+    }
+
+    #[test]
+    fn a_message_that_takes_several_reads_is_announced_by_progress() {
+        let big = Probe { data: vec![7; 3 * READ_CHUNK] };
+        let small = Probe { data: vec![1; 10] };
+        let mut bytes = encode_frame(&small, 1 << 20).unwrap();
+        bytes.extend(encode_frame(&big, 1 << 20).unwrap());
+        let stream = read_with_progress(futures::io::Cursor::new(bytes), 1 << 20, decode);
+        let read: Vec<Read<Probe>> = block_on(stream.map(Result::unwrap).collect());
+        // The first read holds the small message and the start of the big one; three more
+        // reads are needed, the last of which completes it.
+        let expected = [Read::Message(small), Read::Progress, Read::Progress, Read::Message(big)];
+        assert_eq!(read, expected);
     }
 
     #[test]

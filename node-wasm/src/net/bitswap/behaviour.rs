@@ -648,6 +648,7 @@ impl<S: BlockStore> Behaviour<S> {
                 self.refresh_peer(now, peer);
             }
             HandlerEvent::Message(msg) => self.on_message(now, peer, msg),
+            HandlerEvent::Progress => self.node.handle_progress(now, peer),
             HandlerEvent::Sent { server_msgs } => {
                 for _ in 0..server_msgs {
                     self.node.handle_sent(peer);

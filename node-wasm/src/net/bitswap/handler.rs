@@ -32,7 +32,7 @@ use libp2p::swarm::{
 use libp2p::Stream;
 
 use super::protocol::Upgrade;
-use crate::net::framed::{read_messages, ReadError};
+use crate::net::framed::{read_with_progress, Read, ReadError};
 use crate::proto::bitswap::{DecodeError, Message, ProtocolVersion};
 use crate::proto::framing::{encode_frame_into, FrameError};
 
@@ -61,6 +61,8 @@ pub enum HandlerEvent {
     /// The outbound stream failed [`MAX_OPEN_ATTEMPTS`] times in a row: nothing more is sent.
     OutboundFailed,
     Message(Message),
+    /// Bytes of a message arrived, the message is not complete yet.
+    Progress,
     /// This many server messages left: written, or dropped because they could not be.
     Sent {
         server_msgs: usize,
@@ -99,7 +101,7 @@ struct Outgoing {
 }
 
 type Written = BoxFuture<'static, std::io::Result<Stream>>;
-type Inbound = BoxStream<'static, Result<Message, ReadError<DecodeError>>>;
+type Inbound = BoxStream<'static, Result<Read<Message>, ReadError<DecodeError>>>;
 
 enum Outbound {
     /// No stream: one is opened once there is something to send (or to learn the version).
@@ -244,7 +246,7 @@ impl Handler {
             return;
         }
         stream.ignore_for_keep_alive();
-        let messages = read_messages(stream, self.config.max_message_size, Message::decode);
+        let messages = read_with_progress(stream, self.config.max_message_size, Message::decode);
         self.inbound.push(messages.boxed());
     }
 
@@ -272,7 +274,10 @@ impl Handler {
     fn poll_inbound(&mut self, cx: &mut Context<'_>) -> Option<HandlerEvent> {
         loop {
             match self.inbound.poll_next_unpin(cx) {
-                Poll::Ready(Some(Ok(msg))) => return Some(HandlerEvent::Message(msg)),
+                Poll::Ready(Some(Ok(Read::Message(msg)))) => {
+                    return Some(HandlerEvent::Message(msg))
+                }
+                Poll::Ready(Some(Ok(Read::Progress))) => return Some(HandlerEvent::Progress),
                 Poll::Ready(Some(Err(ReadError::Io(error)))) => {
                     tracing::debug!(%error, "bitswap inbound stream failed");
                 }

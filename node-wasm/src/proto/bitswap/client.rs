@@ -5,7 +5,9 @@
 //! against its CID before anything else: a mismatch is dropped, counted, and reported as
 //! [`Event::Misbehaved`]; a block nobody asked for is dropped and counted; a block for a want
 //! already satisfied counts as a duplicate. On receipt, cancels go to every peer that holds the
-//! want. Silent peers time out per want after an adaptive, round-trip based delay.
+//! want. Silent peers time out per want after an adaptive, round-trip based delay. A peer whose
+//! bytes are arriving ([`Client::handle_progress`]) is not silent: on a slow link one large block
+//! takes many round trips, and asking another peer meanwhile would bring it twice.
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet, VecDeque};
@@ -95,6 +97,8 @@ pub(super) struct PeerState {
     last_queued: Option<Instant>,
     rtt: Rtt,
     last_heard: Option<Instant>,
+    /// Last time bytes of a message not complete yet arrived.
+    last_progress: Option<Instant>,
     /// Smoothed gap between blocks while the peer had more to send: its per-block service time.
     service: Option<f64>,
     last_block: Option<Instant>,
@@ -213,6 +217,7 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Client<P> {
             last_queued: None,
             rtt: Rtt::default(),
             last_heard: None,
+            last_progress: None,
             service: None,
             last_block: None,
             busy: false,
@@ -413,6 +418,13 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Client<P> {
         }
     }
 
+    /// Bytes of a message from `peer` are arriving: whatever it owes us may be in them.
+    pub fn handle_progress(&mut self, now: Instant, peer: P) {
+        if let Some(ps) = self.peers.get_mut(&peer) {
+            ps.last_progress = Some(now);
+        }
+    }
+
     /// Marks `peer`'s want for `cid` answered and samples its round trip.
     fn answered(&mut self, now: Instant, peer: P, cid: &Cid) {
         let Some(ps) = self.peers.get_mut(&peer) else { return };
@@ -541,9 +553,17 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Client<P> {
                 self.deadlines.push(Reverse((next, sid, cid, peer, rearms, asked)));
                 continue;
             }
+            let armed = at.checked_sub(timeout).unwrap_or(at);
+            // Bytes from the peer are arriving: the answer may be in them, and asking elsewhere
+            // now would most likely bring the block twice. Only the longest timeout bounds this,
+            // against a peer that trickles bytes and never completes a message.
+            let arriving = ps.last_progress.is_some_and(|h| h > sent.at && h >= armed);
+            if arriving && now < sent.at + self.config.max_dont_have_timeout {
+                self.deadlines.push(Reverse((now + timeout, sid, cid, peer, rearms, asked)));
+                continue;
+            }
             // A peer that spoke since this deadline was armed is alive, just busy (its blocks
             // queue behind each other on a slow link): give it more time.
-            let armed = at.checked_sub(timeout).unwrap_or(at);
             if rearms < MAX_REARMS && ps.last_heard.is_some_and(|h| h > sent.at && h >= armed) {
                 self.deadlines.push(Reverse((now + timeout, sid, cid, peer, rearms + 1, asked)));
                 continue;
@@ -750,8 +770,11 @@ mod tests {
 
     /// Asks a fresh session for block 1 and returns (client, want-block peer, want-have peers).
     fn asked(peers: u8) -> (Client<u8>, SessionId, Instant, u8, Vec<u8>) {
+        asked_by(client(peers, ClientMode::Sessions))
+    }
+
+    fn asked_by(mut c: Client<u8>) -> (Client<u8>, SessionId, Instant, u8, Vec<u8>) {
         let now = Instant::now();
-        let mut c = client(peers, ClientMode::Sessions);
         let s = c.new_session(now);
         c.want(now, s, [block(1).cid]);
         let sent = sent_by(&mut c, now + 25 * MS);
@@ -798,6 +821,61 @@ mod tests {
         let sent = sent_by(&mut c, later + 25 * MS);
         assert_eq!(cancels(&sent), vec![wb]);
         assert_eq!(wants_of(&sent, WantType::Block).len(), 1, "the fourth peer is asked");
+    }
+
+    /// The want-have peers say DONT_HAVE to block 1, then bytes from the want-block peer `wb`
+    /// arrive every 10 ms for `duration`, and no message completes. Returns what was sent.
+    fn bytes_arriving(
+        c: &mut Client<u8>,
+        now: Instant,
+        wb: u8,
+        haves: &[u8],
+        duration: Duration,
+    ) -> BTreeMap<u8, Vec<WantEntry>> {
+        for p in haves {
+            c.handle_message(now + 20 * MS, *p, &presence(block(1).cid, Presence::DontHave));
+        }
+        let mut sent: BTreeMap<u8, Vec<WantEntry>> = BTreeMap::new();
+        for step in 3..duration.as_millis() / 10 {
+            let t = now + step as u32 * 10 * MS;
+            c.handle_progress(t, wb);
+            for (p, entries) in sent_by(c, t) {
+                sent.entry(p).or_default().extend(entries);
+            }
+        }
+        sent
+    }
+
+    #[test]
+    fn a_peer_whose_bytes_are_arriving_is_not_timed_out() {
+        let (mut c, s, now, wb, haves) = asked(4);
+        // A big block on a slow link: its bytes take two seconds, a hundred round trips.
+        let sent = bytes_arriving(&mut c, now, wb, &haves, Duration::from_secs(2));
+        assert_eq!(c.stats().peer(wb).timeouts, 0);
+        assert!(wants_of(&sent, WantType::Block).is_empty(), "nobody else is asked for it");
+        let b = block(1);
+        c.handle_message(now + Duration::from_secs(2), wb, &blocks(std::slice::from_ref(&b)));
+        assert_eq!(c.poll_event(), Some(Event::Block { session: s, block: b }));
+        assert_eq!(c.stats().total.duplicate_blocks, 0);
+    }
+
+    #[test]
+    fn bytes_arriving_hold_a_want_no_longer_than_the_longest_timeout() {
+        let longest = Duration::from_secs(1);
+        let config = Config::new(ClientMode::Sessions).with_rng_seed(7).with_dont_have_timeout(
+            Duration::from_secs(5),
+            50 * MS,
+            longest,
+        );
+        let mut c = Client::new(config);
+        for p in 0..4 {
+            c.peer_connected(p, V12);
+        }
+        let (mut c, _, now, wb, haves) = asked_by(c);
+        // A peer trickling bytes that never make a message.
+        let sent = bytes_arriving(&mut c, now, wb, &haves, Duration::from_secs(2));
+        assert_eq!(c.stats().peer(wb).timeouts, 1);
+        assert_eq!(cancels(&sent), vec![wb]);
     }
 
     #[test]

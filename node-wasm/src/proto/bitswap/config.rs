@@ -38,6 +38,8 @@ pub struct Config {
     /// Client: silent-peer timeout before any round trip to anyone was measured.
     pub default_dont_have_timeout: Duration,
     pub min_dont_have_timeout: Duration,
+    /// Client: the longest silent-peer timeout, and the longest a want waits on a peer whose
+    /// bytes keep arriving without completing an answer.
     pub max_dont_have_timeout: Duration,
     /// Client: the session rebroadcasts its wants after this long without a block, plus
     /// `idle_rtt_multiplier` times the mean round trip.

@@ -10,7 +10,8 @@
 //! - Inputs: [`Node::peer_connected`] (with the negotiated [`ProtocolVersion`]) and
 //!   [`Node::peer_disconnected`]; [`Node::handle_message`] for each decoded frame
 //!   ([`Message::decode`] after a [`crate::proto::framing::FrameDecoder`] capped at
-//!   [`MAX_MESSAGE_SIZE`]); [`Node::handle_sent`] when a server message was written;
+//!   [`MAX_MESSAGE_SIZE`]); [`Node::handle_progress`] after a read that leaves a frame
+//!   incomplete (a large message on a slow link is still arriving); [`Node::handle_sent`] when a server message was written;
 //!   [`Node::handle_timeout`] when the time from `poll_timeout` has come; [`Node::add_block`]
 //!   and [`Node::block_loaded`] from the store.
 //! - Commands: [`Node::new_session`], [`Node::want`], [`Node::cancel`], [`Node::close_session`].
@@ -40,7 +41,7 @@
 //! # Client strategy
 //! See the `session` module: want-have to session peers plus optimistic want-blocks whose
 //! number is learned, a per-peer presence model, latency- and load-aware peer choice, adaptive
-//! silent-peer timeouts, and decisions taken at the end of the send debounce with every answer
+//! silent-peer timeouts that never fire while a peer's bytes are arriving, and decisions taken at the end of the send debounce with every answer
 //! received meanwhile. [`ClientMode::Legacy`] is the pre-1.2 behaviour in the same code.
 
 mod client;

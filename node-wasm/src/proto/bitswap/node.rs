@@ -117,6 +117,12 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Node<P> {
         }
     }
 
+    /// Bytes of a message from `peer` arrived and the message is not complete yet: the peer is
+    /// busy sending us something. Call it as reads come in; it is cheap.
+    pub fn handle_progress(&mut self, now: Instant, peer: P) {
+        self.client.handle_progress(now, peer);
+    }
+
     /// The glue finished writing a server message to `peer` (releases its outstanding bytes).
     pub fn handle_sent(&mut self, peer: P) {
         self.server.handle_sent(peer);

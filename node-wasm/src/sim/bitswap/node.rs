@@ -138,6 +138,10 @@ impl SimNode for SimBitswapNode {
         self.pump(now);
     }
 
+    fn handle_progress(&mut self, now: Instant, from: NodeId) {
+        self.node.handle_progress(now, from);
+    }
+
     fn poll_transmit(&mut self, now: Instant) -> Option<Outgoing<Message>> {
         self.pump(now);
         let t = self.node.poll_transmit()?;

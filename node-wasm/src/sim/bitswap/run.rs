@@ -275,6 +275,18 @@ mod tests {
     }
 
     #[test]
+    fn blocks_slower_to_arrive_than_a_round_trip_are_not_asked_twice() {
+        for s in crate::sim::bitswap::slow_link_set(1) {
+            let r = run(&s, ClientMode::Sessions);
+            assert!(r.complete, "{} did not complete", s.name);
+            assert_eq!(r.blocks_received - r.duplicates, s.blocks as u64, "{}", s.name);
+            assert!(r.dup_pct() <= 2.0, "{}: {}% duplicates", s.name, r.dup_pct());
+            let ratio = r.time.as_secs_f64() / r.lower_bound.as_secs_f64();
+            assert!(ratio <= 1.5, "{}: {ratio} x the lower bound", s.name);
+        }
+    }
+
+    #[test]
     fn fixed_delay_lower_bound_is_steps_times_rtt() {
         let s = matrix_row("3Nodes-Overlap3-BatchBy10");
         let links = Links::draw(s.nodes, s.links, 0);
