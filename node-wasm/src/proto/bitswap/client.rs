@@ -513,10 +513,12 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Client<P> {
         }
     }
 
-    /// Expires silent peers, runs idle ticks, makes due decisions and sends due queues.
+    /// Runs idle ticks, expires silent peers, makes due decisions and sends due queues. Idle
+    /// ticks go first: they ask again peers that timed out earlier, and a peer timing out now
+    /// gets its cancel before the next tick asks it again.
     pub fn handle_timeout(&mut self, now: Instant) {
-        self.expire_silent_peers(now);
         self.idle_ticks(now);
+        self.expire_silent_peers(now);
         self.decide(now);
         self.flush(now);
     }
@@ -676,7 +678,8 @@ fn cancel_at(ps: &mut PeerState, now: Instant, cid: Cid) {
     }
 }
 
-/// Queues a want unless the peer already holds it (a want-have may still be upgraded).
+/// Queues a want unless the peer already holds it and owes an answer (a want-have may still
+/// be upgraded; one answered, or given up on, may be asked again).
 fn enqueue_want(
     ps: &mut PeerState,
     now: Instant,
@@ -685,9 +688,9 @@ fn enqueue_want(
     priority: i32,
     send_dont_have: bool,
 ) {
-    match ps.sent.get(&cid).map(|s| s.want_type) {
-        Some(WantType::Block) => return,
-        Some(WantType::Have) if want_type == WantType::Have => return,
+    match ps.sent.get(&cid) {
+        Some(s) if s.want_type == WantType::Block => return,
+        Some(s) if want_type == WantType::Have && !s.answered => return,
         _ => {}
     }
     ps.sent.insert(cid, Sent { want_type, at: now, answered: false, answered_have: false });
@@ -876,6 +879,35 @@ mod tests {
         let sent = bytes_arriving(&mut c, now, wb, &haves, Duration::from_secs(2));
         assert_eq!(c.stats().peer(wb).timeouts, 1);
         assert_eq!(cancels(&sent), vec![wb]);
+    }
+
+    #[test]
+    fn a_want_every_peer_timed_out_on_is_asked_again_when_the_session_idles() {
+        let (mut c, s, now, wb, _) = asked(3);
+        let b = block(1);
+        // Nobody answers: with no round trip measured, each ask times out after 5 s, and the
+        // want-block is cancelled. Nobody is left to ask.
+        let t = now + Duration::from_secs(5) + 25 * MS;
+        let sent = sent_by(&mut c, t);
+        assert!((0..3).all(|p| c.stats().peer(p).timeouts == 1));
+        assert!(sent.is_empty(), "sends are debounced");
+        let sent = sent_by(&mut c, t + 25 * MS);
+        assert_eq!(cancels(&sent), vec![wb]);
+        assert!(
+            wants_of(&sent, WantType::Have).is_empty()
+                && wants_of(&sent, WantType::Block).is_empty()
+        );
+        // Once the session has been idle for its idle tick, every peer is asked again.
+        let t = t + Duration::from_secs(1);
+        assert!(sent_by(&mut c, t).is_empty(), "sends are debounced");
+        let sent = sent_by(&mut c, t + 25 * MS);
+        assert_eq!(wants_of(&sent, WantType::Have), vec![0, 1, 2]);
+        // They were only slow: one says HAVE, is sent the want-block, and delivers.
+        c.handle_message(t + 50 * MS, 1, &presence(b.cid, Presence::Have));
+        let sent = sent_by(&mut c, t + 75 * MS);
+        assert_eq!(wants_of(&sent, WantType::Block), vec![1]);
+        c.handle_message(t + 100 * MS, 1, &blocks(std::slice::from_ref(&b)));
+        assert_eq!(c.poll_event(), Some(Event::Block { session: s, block: b }));
     }
 
     #[test]

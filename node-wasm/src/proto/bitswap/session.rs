@@ -17,7 +17,10 @@
 //!   peers not asked yet, in widening rounds.
 //! - Peers join on their first HAVE or block and leave after a run of DONT_HAVEs that is long
 //!   for their own hit rate (at least `max_consecutive_dont_have`).
-//! - A want is never sent twice to the same peer, except to upgrade a want-have to a want-block.
+//! - A want is never sent twice to the same peer, except to upgrade a want-have to a want-block,
+//!   and on the idle tick (no block for a while), which sends pending wants as want-have to the
+//!   peers not asked yet and to those whose asks timed out: a timeout is no proof that the peer
+//!   lacks the block, and once every peer has timed out nobody else is left.
 //! - While the session knows few peers and its blocks are too big to be inlined in a HAVE
 //!   answer, a few peers never heard from are probed with want-have to learn their round trips.
 //!
@@ -57,6 +60,8 @@ type RankKey = (i64, u64, usize, std::cmp::Reverse<u32>, u32);
 struct Ask {
     want_type: WantType,
     answered: bool,
+    /// Answered by a silent-peer timeout only: the peer never said it lacks the block.
+    timed_out: bool,
 }
 
 #[derive(Debug)]
@@ -405,7 +410,7 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
     fn ask(&mut self, cid: Cid, asks: Vec<(P, WantType)>) -> Vec<(P, WantType)> {
         if let Some(want) = self.wants.get_mut(&cid) {
             for &(p, want_type) in &asks {
-                want.asked.insert(p, Ask { want_type, answered: false });
+                want.asked.insert(p, Ask { want_type, answered: false, timed_out: false });
                 if want_type == WantType::Block {
                     want.live_block.insert(p);
                 }
@@ -432,6 +437,7 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
         let Some(want) = self.wants.get_mut(cid) else { return };
         if let Some(ask) = want.asked.get_mut(&peer) {
             ask.answered = true;
+            ask.timed_out = timed_out;
         }
         let index = want.index;
         if !timed_out {
@@ -554,7 +560,9 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
         }
     }
 
-    /// Idle tick: every pending want goes to the connected peers not asked yet.
+    /// Idle tick: every pending want goes to the connected peers not asked yet, and again to
+    /// those that only timed out: they may have been slow, not without the block, and once
+    /// every peer has timed out nobody else is left to ask.
     pub(super) fn rebroadcast(
         &mut self,
         now: Instant,
@@ -571,7 +579,7 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
             let asks: Vec<(P, WantType)> = peers
                 .iter()
                 .filter(|(p, s)| {
-                    !want.asked.contains_key(p)
+                    want.asked.get(p).is_none_or(|a| a.timed_out)
                         && (want_type == WantType::Block || s.version.supports_have())
                 })
                 .map(|(p, _)| (*p, want_type))
