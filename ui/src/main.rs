@@ -2,6 +2,6 @@
 
 fn main() {
     console_error_panic_hook::set_once();
-    tracing_wasm::set_as_global_default();
+    syncscope_ui::logging::init();
     leptos::mount::mount_to_body(syncscope_ui::App);
 }
