@@ -149,13 +149,19 @@ mod tests {
     const B: StreamId = StreamId(2);
     const C: StreamId = StreamId(3);
 
-    #[test]
-    fn a_page_settles_once_every_chunk_it_skipped_arrived() {
+    /// Page B skipped chunks 1 and 2, both wanted on A.
+    fn b_skipped_two_wanted_on_a() -> InFlight {
         let mut f = InFlight::default();
         f.want(chunk(1), A);
         f.want(chunk(2), A);
         f.skip(&chunk(1), B);
         f.skip(&chunk(2), B);
+        f
+    }
+
+    #[test]
+    fn a_page_settles_once_every_chunk_it_skipped_arrived() {
+        let mut f = b_skipped_two_wanted_on_a();
         assert_eq!(f.wanted_on(&chunk(1)), Some(A));
         assert_eq!(f.settle(B), Settle::Pending);
         f.resolve(&chunk(1), A, true);
@@ -168,11 +174,7 @@ mod tests {
 
     #[test]
     fn one_failed_chunk_fails_the_page_at_once() {
-        let mut f = InFlight::default();
-        f.want(chunk(1), A);
-        f.want(chunk(2), A);
-        f.skip(&chunk(1), B);
-        f.skip(&chunk(2), B);
+        let mut f = b_skipped_two_wanted_on_a();
         f.resolve(&chunk(1), A, false);
         assert_eq!(f.pop_settled(), Some(B));
         f.resolve(&chunk(2), A, true);

@@ -989,6 +989,16 @@ fn bin0_room(more: &[u8]) -> Pair {
     pair
 }
 
+/// [`bin0_room`] with SERVER and peer 3 both holding `chunks`, connected.
+fn two_servers_holding(chunks: &[swarm::Chunk]) -> Pair {
+    let mut pair = bin0_room(&[3]);
+    pair.add_to_reserve_of(SERVER, chunks);
+    pair.add_to_reserve_of(3, chunks);
+    pair.connect_to(SERVER);
+    pair.connect_to(3);
+    pair
+}
+
 fn assert_each_delivered_once(pair: &Pair, chunks: &[swarm::Chunk]) {
     let mut got = pair.delivered_addresses();
     got.sort();
@@ -1011,11 +1021,7 @@ fn chunks_sent(pair: &Pair) -> u64 {
 #[test]
 fn two_servers_offering_the_same_chunks_deliver_each_chunk_once() {
     let chunks = chunks_in_bin(&mut rng(), 0, 600, 256);
-    let mut pair = bin0_room(&[3]);
-    pair.add_to_reserve_of(SERVER, &chunks);
-    pair.add_to_reserve_of(3, &chunks);
-    pair.connect_to(SERVER);
-    pair.connect_to(3);
+    let mut pair = two_servers_holding(&chunks);
     pair.drive();
     assert_each_delivered_once(&pair, &chunks);
     let stats = pair.puller.stats();
@@ -1060,11 +1066,7 @@ fn three_servers_holding_the_chunks_in_different_orders_deliver_each_chunk_once(
 fn a_chunk_skipped_for_a_peer_that_then_fails_is_fetched_from_the_other() {
     for failure in [Failure::Disconnect, Failure::ResetStreams, Failure::DataLost] {
         let chunks = chunks_in_bin(&mut rng(), 0, 300, 256);
-        let mut pair = bin0_room(&[3]);
-        pair.add_to_reserve_of(SERVER, &chunks);
-        pair.add_to_reserve_of(3, &chunks);
-        pair.connect_to(SERVER);
-        pair.connect_to(3);
+        let mut pair = two_servers_holding(&chunks);
         // SERVER's first page is wanted; peer 3's, offered just after, skips all of it and is
         // held. Then SERVER fails before delivering anything.
         pair.drive_to(|p| p.puller.stats().chunks_skipped_in_flight == 250);
@@ -1106,11 +1108,7 @@ fn live_pages_of_two_servers_deliver_each_new_chunk_once() {
 #[test]
 fn a_held_page_of_a_bin_that_stops_is_dropped_and_synced_again_when_it_restarts() {
     let chunks = chunks_in_bin(&mut rng(), 0, 300, 256);
-    let mut pair = bin0_room(&[3]);
-    pair.add_to_reserve_of(SERVER, &chunks);
-    pair.add_to_reserve_of(3, &chunks);
-    pair.connect_to(SERVER);
-    pair.connect_to(3);
+    let mut pair = two_servers_holding(&chunks);
     pair.drive_to(|p| p.puller.stats().chunks_skipped_in_flight == 250);
     // Radius 5 is more than MAX_PO_DELTA above both peers: bin 0 stops everywhere.
     pair.puller.set_storage_radius(pair.now, 5);
