@@ -179,7 +179,16 @@ fn OutcomeLine(outcome: Outcome) -> impl IntoView {
     let dup_pct = 100.0 * outcome.duplicate_blocks as f64
         / (outcome.blocks + outcome.duplicate_blocks).max(1) as f64;
     view! {
-        <p class="status ok" data-testid="fetch-done">
+        // The figures again as attributes, for scripts (`cargo xtask bench browser`) to read.
+        <p
+            class="status ok"
+            data-testid="fetch-done"
+            data-elapsed-ms=outcome.elapsed.as_millis().to_string()
+            data-bytes=outcome.size.to_string()
+            data-blocks=outcome.blocks.to_string()
+            data-peers=outcome.peers.to_string()
+            data-duplicates=outcome.duplicate_blocks.to_string()
+        >
             {format!(
                 "fetched and verified {}: {} in {:.2} s ({:.2} MiB/s), {} blocks from {} peers, {} duplicate blocks ({:.1} %)",
                 outcome.root, mib(outcome.size), secs, outcome.size as f64 / (1 << 20) as f64 / secs,

@@ -1,10 +1,16 @@
 //! `cargo xtask bench [NAME [FLAGS]]`: one entry point for every benchmark. The benchmarks live in
-//! the `syncscope-bench` binary, built in release mode; without a name its help lists them.
+//! the `syncscope-bench` binary, built in release mode; without a name its help lists them. The
+//! browser benchmark is a Playwright script in `e2e/bench/`, since it needs the UI and Chromium.
 
 use anyhow::Result;
 
 use crate::cmd;
+use crate::e2e::{node_script, RelayBuild};
 use crate::project_root;
+
+const BROWSER_HELP: &str = "browser benchmark (run by xtask, not by syncscope-bench):
+  browser      The demo fetch in headless Chromium over WebSocket and WebRTC-direct, repeated:
+               median, min and max time, throughput and duplicate blocks per transport";
 
 /// Benchmarks that run other binaries of the workspace, which must be built first.
 const NEEDS: &[(&str, &[&str])] = &[("relay", &["syncscope-relay"])];
@@ -15,6 +21,11 @@ pub fn run(args: &[String]) -> Result<()> {
         return Ok(());
     }
     let name = args.first().map(String::as_str);
+    if name == Some("browser") {
+        let mut node = node_script("bench/browser.mjs", RelayBuild::Release)?;
+        node.args(&args[1..]);
+        return cmd::run(&mut node);
+    }
     for (_, packages) in NEEDS.iter().filter(|(bench, _)| Some(*bench) == name) {
         for package in *packages {
             cmd::run(cmd::cargo().args(["build", "--quiet", "--release", "-p", package]))?;
@@ -24,8 +35,10 @@ pub fn run(args: &[String]) -> Result<()> {
     bench.args(["run", "--quiet", "--release", "-p", "syncscope-bench", "--"]);
     if args.is_empty() {
         bench.arg("--help");
-    } else {
-        bench.args(args);
+        cmd::run(&mut bench)?;
+        println!("\n{BROWSER_HELP}");
+        return Ok(());
     }
+    bench.args(args);
     cmd::run(&mut bench)
 }

@@ -1,21 +1,49 @@
-//! `cargo xtask e2e`: the browser end-to-end suite against a real relay and real Chromium.
+//! `cargo xtask e2e`: the browser end-to-end suite against a real relay and real Chromium. The
+//! browser benchmark (`cargo xtask bench browser`) runs from the same npm package.
+
+use std::process::Command;
 
 use anyhow::Result;
 
 use crate::cmd;
 use crate::{project_root, tools, ui};
 
+/// Which build of the relay a script runs against.
+#[derive(Clone, Copy)]
+pub enum RelayBuild {
+    /// The tests: shares the debug build with the native tests.
+    Debug,
+    /// The benchmark: measures what users run.
+    Release,
+}
+
 pub fn run(filter: Option<&str>) -> Result<()> {
+    let mut node = node_script("run.mjs", RelayBuild::Debug)?;
+    node.args(filter);
+    cmd::run(&mut node)
+}
+
+/// `node SCRIPT` in `e2e/`, once Chromium, the npm packages, the built UI and the relay are
+/// ready; the relay binary and `dist/` are passed in the environment.
+pub fn node_script(script: &str, relay: RelayBuild) -> Result<Command> {
     tools::chromium()?;
     tools::e2e_packages()?;
     ui::build()?;
-    cmd::run(cmd::cargo().args(["build", "-p", "syncscope-relay"]))?;
+    let mut build = cmd::cargo();
+    build.args(["build", "-p", "syncscope-relay"]);
+    let profile = match relay {
+        RelayBuild::Debug => "debug",
+        RelayBuild::Release => {
+            build.arg("--release");
+            "release"
+        }
+    };
+    cmd::run(&mut build)?;
     let root = project_root();
     let mut node = cmd::command("node");
-    node.arg("run.mjs")
+    node.arg(script)
         .current_dir(root.join("e2e"))
-        .env("SYNCSCOPE_RELAY_BIN", root.join("target/debug/syncscope-relay"))
+        .env("SYNCSCOPE_RELAY_BIN", root.join("target").join(profile).join("syncscope-relay"))
         .env("SYNCSCOPE_DIST", root.join("dist"));
-    node.args(filter);
-    cmd::run(&mut node)
+    Ok(node)
 }
