@@ -68,7 +68,9 @@
 //!   server answered that it no longer has the chunk, or that bin stopped syncing): the page is
 //!   not recorded and its worker asks for the same page again at once. The chunks that did arrive
 //!   are now stored and not wanted again; the lost ones are wanted from this peer
-//!   ([`PullerStats::pages_refetched`]).
+//!   ([`PullerStats::pages_refetched`]), unless by then they are in flight from yet another
+//!   peer. A page lost a second time in a row wants every chunk it lacks, so that a peer that
+//!   keeps offering a chunk and answering that it lost it cannot hold back another's page.
 //!
 //! A held page never waits on anything but an open stream with deliveries outstanding, which
 //! completes, fails or times out, so nothing waits forever. Memory stays bounded: one entry per

@@ -145,8 +145,22 @@ struct Outbound<P> {
 
 enum Task {
     Cursors,
-    Page { bin: u8, live: bool, start: u64, state: PageState },
+    /// `refetch`: how many times in a row this page has been fetched again because a chunk it
+    /// skipped was lost.
+    Page {
+        bin: u8,
+        live: bool,
+        start: u64,
+        refetch: u8,
+        state: PageState,
+    },
 }
+
+/// Refetches of a page that still skip chunks in flight elsewhere. A lost chunk is usually a
+/// stream that failed, and another peer may be delivering it by now; a page lost again after
+/// that wants every chunk it lacks, so that a peer that keeps losing a chunk it offers cannot
+/// hold back another peer's page.
+const SKIPPING_REFETCHES: u8 = 1;
 
 enum PageState {
     AwaitOffer,
@@ -160,6 +174,7 @@ struct DeliveredPage<P> {
     bin: u8,
     live: bool,
     start: u64,
+    refetch: u8,
     topmost: u64,
 }
 
@@ -455,8 +470,8 @@ impl<P: Copy + Eq + Hash + Debug, S: IntervalStore> Puller<P, S> {
             live: Worker::Idle,
             live_start: cursor + 1,
         };
-        self.next_historical(now, peer, bin);
-        self.next_live(now, peer, bin);
+        self.next_historical(now, peer, bin, 0);
+        self.next_live(now, peer, bin, 0);
     }
 
     fn stop_bin(&mut self, now: Instant, peer: P, bin: u8) {
@@ -483,7 +498,7 @@ impl<P: Copy + Eq + Hash + Debug, S: IntervalStore> Puller<P, S> {
     }
 
     /// Requests the first gap in the intervals, until historical sync reaches the cursor.
-    fn next_historical(&mut self, now: Instant, peer: P, bin: u8) {
+    fn next_historical(&mut self, now: Instant, peer: P, bin: u8, refetch: u8) {
         let Some(sync) = self.peers.get(&peer) else { return };
         let b = sync.bins[usize::from(bin)];
         if !b.active || b.historical == Worker::Done {
@@ -491,7 +506,7 @@ impl<P: Copy + Eq + Hash + Debug, S: IntervalStore> Puller<P, S> {
         }
         match self.store.next_missing(&sync.overlay, bin) {
             Ok(start) if start > b.cursor => self.set_worker(peer, bin, false, Worker::Done),
-            Ok(start) => self.open_page(now, peer, bin, false, start),
+            Ok(start) => self.open_page(now, peer, bin, false, start, refetch),
             Err(error) => {
                 self.events.push_back(PullerEvent::StoreFailed { peer, bin, error });
                 self.set_worker(peer, bin, false, Worker::RetryAt(now + self.config.retry_delay));
@@ -499,22 +514,22 @@ impl<P: Copy + Eq + Hash + Debug, S: IntervalStore> Puller<P, S> {
         }
     }
 
-    fn next_live(&mut self, now: Instant, peer: P, bin: u8) {
+    fn next_live(&mut self, now: Instant, peer: P, bin: u8, refetch: u8) {
         let Some(b) = self.bin_mut(peer, bin) else { return };
         if !b.active {
             return;
         }
         let start = b.live_start;
-        self.open_page(now, peer, bin, true, start);
+        self.open_page(now, peer, bin, true, start, refetch);
     }
 
     /// Opens a page stream and makes it the worker's; a Get that cannot be sent retries later.
-    fn open_page(&mut self, now: Instant, peer: P, bin: u8, live: bool, start: u64) {
+    fn open_page(&mut self, now: Instant, peer: P, bin: u8, live: bool, start: u64, refetch: u8) {
         let protocol = match self.config.delivery {
             DeliveryMode::Streamed => Protocol::Pullsync,
             DeliveryMode::Batched => Protocol::PullsyncBatched,
         };
-        let task = Task::Page { bin, live, start, state: PageState::AwaitOffer };
+        let task = Task::Page { bin, live, start, refetch, state: PageState::AwaitOffer };
         let stream = self.open(peer, protocol, task);
         self.set_worker(peer, bin, live, Worker::Streaming(stream));
         self.send(now, stream, &Get { bin: i32::from(bin), start });
@@ -527,7 +542,7 @@ impl<P: Copy + Eq + Hash + Debug, S: IntervalStore> Puller<P, S> {
         offer: Offer,
         have: &impl ChunkPresence,
     ) -> Result<(), PullError> {
-        let (start, max) = (self.page_start(stream), self.config.max_page);
+        let ((start, refetch), max) = (self.page_of(stream), self.config.max_page);
         if offer.chunks.len() > max {
             return Err(PullError::OfferTooLarge { offered: offer.chunks.len(), max });
         }
@@ -542,7 +557,7 @@ impl<P: Copy + Eq + Hash + Debug, S: IntervalStore> Puller<P, S> {
             return Ok(());
         }
         let wanted_flags: Vec<bool> =
-            offered.iter().map(|c| self.want_offered(stream, c, have)).collect();
+            offered.iter().map(|c| self.want_offered(stream, refetch, c, have)).collect();
         let wanted: Vec<ChunkRef> =
             offered.iter().zip(&wanted_flags).filter(|(_, w)| **w).map(|(c, _)| *c).collect();
         self.stats.chunks_wanted += wanted.len() as u64;
@@ -561,9 +576,18 @@ impl<P: Copy + Eq + Hash + Debug, S: IntervalStore> Puller<P, S> {
         Ok(())
     }
 
-    /// Whether to want an offered chunk on `stream`: one in our radius that we lack and that is
-    /// not already wanted. One wanted on another stream is skipped, and the page waits for it.
-    fn want_offered(&mut self, stream: StreamId, c: &ChunkRef, have: &impl ChunkPresence) -> bool {
+    /// Whether to want an offered chunk on `stream`, whose page has been fetched again `refetch`
+    /// times: one in our radius that we lack and that is not already wanted. One wanted on
+    /// another stream is skipped, and the page waits for it, unless the page has been lost
+    /// too often (see [`SKIPPING_REFETCHES`]); then it is wanted here as well, and stays tracked
+    /// on the stream it was first wanted on, for the pages waiting there.
+    fn want_offered(
+        &mut self,
+        stream: StreamId,
+        refetch: u8,
+        c: &ChunkRef,
+        have: &impl ChunkPresence,
+    ) -> bool {
         if c.address.is_zero() || self.overlay.proximity(&c.address) < self.radius || have.has(c) {
             return false;
         }
@@ -574,6 +598,7 @@ impl<P: Copy + Eq + Hash + Debug, S: IntervalStore> Puller<P, S> {
             }
             // Offered twice in one page: the first want covers it.
             Some(on) if on == stream => false,
+            Some(_) if refetch > SKIPPING_REFETCHES => true,
             Some(_) => {
                 self.in_flight.skip(c, stream);
                 self.stats.chunks_skipped_in_flight += 1;
@@ -652,12 +677,13 @@ impl<P: Copy + Eq + Hash + Debug, S: IntervalStore> Puller<P, S> {
     /// The page on `stream` got all its own deliveries: closes the stream and records the page,
     /// or holds it while chunks it skipped are in flight elsewhere.
     fn complete_page(&mut self, now: Instant, stream: StreamId, topmost: u64) {
-        let Some(Outbound { peer, task: Task::Page { bin, live, start, .. }, .. }) =
+        let Some(Outbound { peer, task: Task::Page { bin, live, start, refetch, .. }, .. }) =
             self.streams.get(&stream)
         else {
             return;
         };
-        let page = DeliveredPage { peer: *peer, bin: *bin, live: *live, start: *start, topmost };
+        let (peer, bin, live, start, refetch) = (*peer, *bin, *live, *start, *refetch);
+        let page = DeliveredPage { peer, bin, live, start, refetch, topmost };
         self.close(stream);
         self.settle_page(now, stream, page);
     }
@@ -669,7 +695,8 @@ impl<P: Copy + Eq + Hash + Debug, S: IntervalStore> Puller<P, S> {
             Settle::Arrived => self.record(now, page),
             Settle::Failed => {
                 self.stats.pages_refetched += 1;
-                self.next_page(now, page.peer, page.bin, page.live);
+                let refetch = page.refetch.saturating_add(1);
+                self.next_page(now, page.peer, page.bin, page.live, refetch);
             }
             Settle::Pending => {
                 self.held.insert(stream, page);
@@ -689,7 +716,7 @@ impl<P: Copy + Eq + Hash + Debug, S: IntervalStore> Puller<P, S> {
 
     /// Records `start..=topmost` and moves the bin's worker on to its next page.
     fn record(&mut self, now: Instant, page: DeliveredPage<P>) {
-        let DeliveredPage { peer, bin, live, start, topmost } = page;
+        let DeliveredPage { peer, bin, live, start, topmost, .. } = page;
         let Some(overlay) = self.peers.get(&peer).map(|p| p.overlay) else { return };
         if topmost >= start {
             if let Err(error) = self.store.add(&overlay, bin, start, topmost) {
@@ -708,16 +735,16 @@ impl<P: Copy + Eq + Hash + Debug, S: IntervalStore> Puller<P, S> {
                 b.live_start = topmost + 1;
             }
         }
-        self.next_page(now, peer, bin, live);
+        self.next_page(now, peer, bin, live, 0);
     }
 
     /// Starts the worker's next page: the live worker from its start, the historical one from
     /// the first gap in the intervals.
-    fn next_page(&mut self, now: Instant, peer: P, bin: u8, live: bool) {
+    fn next_page(&mut self, now: Instant, peer: P, bin: u8, live: bool, refetch: u8) {
         self.set_worker(peer, bin, live, Worker::Idle);
         match live {
-            true => self.next_live(now, peer, bin),
-            false => self.next_historical(now, peer, bin),
+            true => self.next_live(now, peer, bin, refetch),
+            false => self.next_historical(now, peer, bin, refetch),
         }
     }
 
@@ -762,10 +789,10 @@ impl<P: Copy + Eq + Hash + Debug, S: IntervalStore> Puller<P, S> {
             .collect();
         for (bin, historical, live) in bins {
             if historical {
-                self.next_page(now, peer, bin, false);
+                self.next_page(now, peer, bin, false, 0);
             }
             if live {
-                self.next_page(now, peer, bin, true);
+                self.next_page(now, peer, bin, true, 0);
             }
         }
     }
@@ -810,10 +837,11 @@ impl<P: Copy + Eq + Hash + Debug, S: IntervalStore> Puller<P, S> {
         self.transmits.push_back(Transmit { peer, stream, action });
     }
 
-    fn page_start(&self, stream: StreamId) -> u64 {
+    /// The start and the refetch count of the page on `stream`.
+    fn page_of(&self, stream: StreamId) -> (u64, u8) {
         match self.streams.get(&stream).map(|s| &s.task) {
-            Some(Task::Page { start, .. }) => *start,
-            _ => 0,
+            Some(Task::Page { start, refetch, .. }) => (*start, *refetch),
+            _ => (0, 0),
         }
     }
 

@@ -680,8 +680,12 @@ impl Scripted {
     }
 
     fn offer(&mut self, chunks: &[swarm::Chunk]) {
+        self.offer_up_to(chunks, chunks.len() as u64);
+    }
+
+    fn offer_up_to(&mut self, chunks: &[swarm::Chunk], topmost: u64) {
         let offer = Offer {
-            topmost: chunks.len() as u64,
+            topmost,
             chunks: chunks
                 .iter()
                 .map(|c| message::Chunk {
@@ -708,12 +712,83 @@ impl Scripted {
     }
 }
 
+/// What the puller sent, in order: the Gets and Wants by peer and stream.
+#[derive(Debug, Default)]
+struct Sent {
+    gets: Vec<(u8, StreamId)>,
+    wants: Vec<(u8, StreamId, Want)>,
+}
+
+fn sent(puller: &mut Puller<u8, MemoryIntervalStore>) -> Sent {
+    let mut sent = Sent::default();
+    let mut kinds: std::collections::HashMap<StreamId, Protocol> = Default::default();
+    while let Some(t) = puller.poll_transmit() {
+        match t.action {
+            StreamAction::Open(protocol) => {
+                kinds.insert(t.stream, protocol);
+            }
+            StreamAction::Send(frame) if kinds.get(&t.stream) != Some(&Protocol::Cursors) => {
+                let body = frame.slice(1..);
+                match message::decode::<Get>(body.clone()) {
+                    Ok(get) if get.start > 0 => sent.gets.push((t.peer, t.stream)),
+                    _ => sent.wants.push((t.peer, t.stream, message::decode(body).unwrap())),
+                }
+            }
+            _ => {}
+        }
+    }
+    sent
+}
+
 fn delivery(c: &swarm::Chunk) -> Delivery {
     Delivery {
         address: Bytes::copy_from_slice(c.address().as_bytes()),
         data: c.data().clone(),
         stamp: c.stamp().as_bytes().clone(),
     }
+}
+
+#[test]
+fn a_peer_that_keeps_losing_a_chunk_cannot_hold_back_another_peers_page() {
+    let x = chunks_in_bin(&mut rng(), 0, 1, 256);
+    let mut s = Scripted::new(Config::default());
+    let mut liar_page = s.page;
+    let _ = sent(&mut s.puller);
+    let mut honest_overlay = SERVER_OVERLAY;
+    honest_overlay.0[31] = 3;
+    s.puller.add_peer(s.now, 3, honest_overlay);
+    // Streams 0 to 2 are SERVER's cursors and pages; 3 is the honest peer's cursors.
+    s.page = StreamId(3);
+    s.feed(&Ack { cursors: [vec![3], vec![0; 31]].concat(), epoch: 1 });
+    let mut honest_page = sent(&mut s.puller).gets.iter().find(|(p, _)| *p == 3).unwrap().1;
+    let lost =
+        Delivery { address: Bytes::from(vec![0; 32]), data: Bytes::new(), stamp: Bytes::new() };
+    // Each round: the liar offers X and is sent a Want for it; the honest peer's page offers X
+    // while it is in flight there; the liar answers that it lost X, and the honest page, which
+    // skipped X, is fetched again.
+    for round in 0..3u64 {
+        s.page = liar_page;
+        s.offer_up_to(&x, round + 1);
+        s.page = honest_page;
+        s.offer(&x);
+        let wants = sent(&mut s.puller).wants;
+        let wanted_from_honest = wants.iter().any(|(p, _, w)| *p == 3 && w.bit_vector[0] & 1 == 1);
+        if wanted_from_honest {
+            assert_eq!(round, 2, "skipped in the first fetch and the first refetch only");
+            let stats = s.puller.stats();
+            assert_eq!((stats.pages_refetched, stats.chunks_skipped_in_flight), (2, 2));
+            return;
+        }
+        s.page = liar_page;
+        s.feed(&lost);
+        let gets = sent(&mut s.puller).gets;
+        honest_page = gets.iter().find(|(p, _)| *p == 3).expect("refetched").1;
+        // The liar's historical pages run out after the third (its cursor is 3).
+        if let Some(&(_, next)) = gets.iter().find(|(p, _)| *p == SERVER) {
+            liar_page = next;
+        }
+    }
+    panic!("the honest page never wanted the chunk");
 }
 
 #[test]
