@@ -78,7 +78,12 @@ impl<M> Downlink<M> {
         let least = self.flows.values().filter_map(|f| f.front()).map(|(left, _)| *left);
         let least = least.min_by(f64::total_cmp)?;
         let secs = least.max(0.0) * self.flows.len() as f64 / self.bandwidth;
-        Some(self.updated + Duration::from_secs_f64(secs))
+        let wait = Duration::from_secs_f64(secs);
+        // A message not crossed yet needs a later instant: on a link faster than a byte per
+        // nanosecond its remaining time can round to zero, and the crossing would be scheduled
+        // at this same instant forever.
+        let wait = if least >= CROSSED { wait.max(Duration::from_nanos(1)) } else { wait };
+        Some(self.updated + wait)
     }
 }
 
@@ -114,5 +119,16 @@ mod tests {
         // 30 bytes left of the big one, alone again.
         assert_eq!(d.next_crossing(), Some(t0 + 120 * MS));
         assert_eq!(d.pop_crossed(t0 + 120 * MS), vec![(NodeId(1), "big")]);
+    }
+
+    #[test]
+    fn a_downlink_faster_than_a_byte_per_nanosecond_still_moves_the_clock() {
+        let t0 = Instant::now();
+        let mut d = Downlink::new(4e9, t0);
+        d.push(t0, NodeId(1), 1, "tiny");
+        // One byte at 4 bytes/ns is 0.25 ns, which rounds to zero.
+        let at = d.next_crossing().unwrap();
+        assert!(at > t0);
+        assert_eq!(d.pop_crossed(at), vec![(NodeId(1), "tiny")]);
     }
 }
