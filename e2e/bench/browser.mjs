@@ -22,6 +22,10 @@ function options() {
         help: { type: 'boolean', default: false },
       },
     });
+    if (values.help) {
+      console.log(USAGE);
+      process.exit(0);
+    }
     const runs = Number(values.runs);
     if (!Number.isInteger(runs) || runs < 1) throw new Error(`--runs must be a positive integer, got ${values.runs}`);
     if (!['table', 'csv', 'json'].includes(values.format)) throw new Error(`--format must be table, csv or json, got ${values.format}`);
