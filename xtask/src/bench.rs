@@ -22,8 +22,19 @@ pub fn run(args: &[String]) -> Result<()> {
     }
     let name = args.first().map(String::as_str);
     if name == Some("browser") {
-        let mut node = node_script("bench/browser.mjs", RelayBuild::Release)?;
-        node.args(&args[1..]);
+        let flags = &args[1..];
+        let help = flags.iter().any(|a| a == "--help" || a == "-h");
+        // Help needs the script's npm packages, nothing built.
+        let mut node = match help {
+            true => {
+                crate::tools::e2e_packages()?;
+                let mut node = cmd::command("node");
+                node.arg("bench/browser.mjs").current_dir(project_root().join("e2e"));
+                node
+            }
+            false => node_script("bench/browser.mjs", RelayBuild::Release)?,
+        };
+        node.args(flags);
         return cmd::run(&mut node);
     }
     for (_, packages) in NEEDS.iter().filter(|(bench, _)| Some(*bench) == name) {
