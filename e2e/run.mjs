@@ -1,7 +1,7 @@
 // Runs every test in tests/ against a real relay serving the built UI, in real headless Chromium.
 // Each test gets a fresh browser context; a console error fails the test. Ends with
 // "N passed, N failed" and a non-zero exit code on any failure.
-import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -44,6 +44,8 @@ async function runOne(test, browser, relay) {
 }
 
 const tests = await loadTests();
+// Only this run's screenshots and log, so a stale FAILED-* from an earlier run misleads nobody.
+rmSync(join(here, '..', 'target', 'e2e'), { recursive: true, force: true });
 mkdirSync(join(here, '..', 'target', 'e2e'), { recursive: true });
 const relay = await startRelay({ bin, dist });
 const browser = await launchBrowser();

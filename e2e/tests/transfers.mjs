@@ -17,6 +17,7 @@ export default {
     const done = page.getByTestId('fetch-done');
     await done.waitFor({ timeout: DONE_TIMEOUT });
     expect(await done.textContent(), 'outcome').toMatch(new RegExp(`fetched and verified ${cid}: 2.00 MiB`));
+    expect(Number(await done.getAttribute('data-peers')), 'seed peers that sent blocks').toBeAtLeast(1);
     await page.locator('[data-testid="throughput"] svg polyline[stroke="#58A6FF"]').waitFor({ state: 'attached', timeout: 10_000 });
     await screenshot(page, 'fetch-demo');
   },

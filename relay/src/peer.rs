@@ -6,7 +6,7 @@ use anyhow::{Context, Result};
 use bytesize::ByteSize;
 use futures::StreamExt;
 use syncscope_node::content::import_demo;
-use syncscope_node::net::{FetchUpdate, NodeEvent, NodeStats, TransportKind};
+use syncscope_node::net::{FetchUpdate, NodeEvent, TransportKind};
 use syncscope_node::proto::rooms::topic_of;
 
 use crate::cli::PeerArgs;
@@ -30,7 +30,6 @@ pub async fn run(args: PeerArgs, shutdown: impl std::future::Future<Output = ()>
     }
     println!("peer {} joining room {:?} through {}", handle.peer_id, args.room, args.relay);
     let mut fetch = args.fetch;
-    let mut stats: Option<Box<NodeStats>> = None;
     tokio::pin!(shutdown);
     loop {
         let event = tokio::select! {
@@ -55,11 +54,17 @@ pub async fn run(args: PeerArgs, shutdown: impl std::future::Future<Output = ()>
                     handle.fetch(root)?;
                 }
             }
-            NodeEvent::Fetch(FetchUpdate::Done { root, size, blocks, elapsed }) => {
+            NodeEvent::Fetch(FetchUpdate::Done {
+                root,
+                size,
+                blocks,
+                elapsed,
+                peers,
+                duplicate_blocks,
+            }) => {
                 let secs = elapsed.as_secs_f64().max(1e-9);
-                let dups = stats.as_ref().map_or(0, |s| s.bitswap.counters.duplicate_blocks);
                 println!(
-                    "fetched {root}: {} in {secs:.2} s ({}/s), {blocks} blocks, {dups} duplicate blocks, verified",
+                    "fetched {root}: {} in {secs:.2} s ({}/s), {blocks} blocks from {peers} peers, {duplicate_blocks} duplicate blocks, verified",
                     ByteSize(size),
                     ByteSize((size as f64 / secs) as u64)
                 );
@@ -67,7 +72,6 @@ pub async fn run(args: PeerArgs, shutdown: impl std::future::Future<Output = ()>
             NodeEvent::Fetch(FetchUpdate::Failed { root, error }) => {
                 eprintln!("error: fetching {root} failed: {error}");
             }
-            NodeEvent::Stats(s) => stats = Some(s),
             _ => {}
         }
     }

@@ -94,7 +94,6 @@ async fn run(conn: Connection, observers: Observers) -> Result<(), String> {
     while let Some(event) = node.events.next().await {
         match event {
             NodeEvent::Stats(stats) => {
-                observers.transfers.on_stats(*stats);
                 if let Some(rates) = sampler.push(*stats) {
                     observers.charts.push(rates);
                 }

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use leptos::prelude::*;
-use syncscope_node::net::{ContentAdded, FetchUpdate, NodeControl, NodeStats};
+use syncscope_node::net::{ContentAdded, FetchUpdate, NodeControl};
 
 /// A fetch in progress.
 #[derive(Debug, Clone, PartialEq)]
@@ -47,9 +47,6 @@ pub struct Transfers {
     pub outcome: RwSignal<Option<Outcome>>,
     pub shared: RwSignal<Vec<ContentAdded>>,
     pub error: RwSignal<Option<String>>,
-    /// Duplicate blocks counted when the current fetch started, to report the fetch's own.
-    dup_base: RwSignal<u64>,
-    latest: RwSignal<Option<NodeStats>>,
 }
 
 impl Transfers {
@@ -61,8 +58,6 @@ impl Transfers {
             outcome: RwSignal::new(None),
             shared: RwSignal::new(Vec::new()),
             error: RwSignal::new(None),
-            dup_base: RwSignal::new(0),
-            latest: RwSignal::new(None),
         }
     }
 
@@ -81,9 +76,6 @@ impl Transfers {
             Ok(()) => {
                 self.error.set(None);
                 self.outcome.set(None);
-                let base =
-                    self.latest.get_untracked().map_or(0, |s| s.bitswap.counters.duplicate_blocks);
-                self.dup_base.set(base);
                 let root = root.trim().to_string();
                 self.progress.set(Some(Progress { root, blocks: 0, bytes: 0, wanted: 1 }));
             }
@@ -107,10 +99,6 @@ impl Transfers {
         }
     }
 
-    pub fn on_stats(&self, stats: NodeStats) {
-        self.latest.set(Some(stats));
-    }
-
     pub fn on_added(&self, added: ContentAdded) {
         self.shared.update(|s| s.push(added));
     }
@@ -120,17 +108,15 @@ impl Transfers {
             FetchUpdate::Progress { root, blocks, bytes, wanted } => {
                 self.progress.set(Some(Progress { root: root.to_string(), blocks, bytes, wanted }));
             }
-            FetchUpdate::Done { root, size, blocks, elapsed } => {
-                let latest = self.latest.get_untracked();
-                let dups = latest.map_or(0, |s| s.bitswap.counters.duplicate_blocks);
+            FetchUpdate::Done { root, size, blocks, elapsed, peers, duplicate_blocks } => {
                 self.progress.set(None);
                 self.outcome.set(Some(Outcome {
                     root: root.to_string(),
                     size,
                     blocks,
                     elapsed,
-                    duplicate_blocks: dups.saturating_sub(self.dup_base.get_untracked()),
-                    peers: latest.map_or(0, |s| s.bitswap.peers),
+                    duplicate_blocks,
+                    peers,
                 }));
             }
             FetchUpdate::Failed { root, error } => {

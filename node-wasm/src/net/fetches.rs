@@ -2,11 +2,12 @@
 //! children each block links to, layer by layer, in one session; and, once every block is in,
 //! reading the file back through the verifying exporter.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::Duration;
 
 use bytes::Bytes;
 use cid::Cid;
+use libp2p::PeerId;
 use web_time::Instant;
 
 use super::behaviour::NodeBitswap;
@@ -19,9 +20,26 @@ const MAX_FILE: u64 = 4 << 30;
 /// What a fetch reports.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FetchUpdate {
-    Progress { root: Cid, blocks: u64, bytes: u64, wanted: usize },
-    Done { root: Cid, size: u64, blocks: u64, elapsed: Duration },
-    Failed { root: Cid, error: String },
+    Progress {
+        root: Cid,
+        blocks: u64,
+        bytes: u64,
+        wanted: usize,
+    },
+    /// `peers`: how many sent blocks during the fetch; `duplicate_blocks`: blocks that arrived
+    /// after they were already in, until the last one did.
+    Done {
+        root: Cid,
+        size: u64,
+        blocks: u64,
+        elapsed: Duration,
+        peers: usize,
+        duplicate_blocks: u64,
+    },
+    Failed {
+        root: Cid,
+        error: String,
+    },
 }
 
 struct Fetch {
@@ -30,6 +48,29 @@ struct Fetch {
     blocks: u64,
     bytes: u64,
     started: Instant,
+    received_before: Received,
+}
+
+/// The node's receive counters at one moment, to tell a fetch's own share from them.
+struct Received {
+    duplicates: u64,
+    blocks_by_peer: BTreeMap<PeerId, u64>,
+}
+
+impl Received {
+    fn now(bitswap: &NodeBitswap) -> Self {
+        let stats = bitswap.client_stats();
+        let blocks_by_peer = stats.per_peer.iter().map(|(p, c)| (*p, c.blocks_received)).collect();
+        Self { duplicates: stats.total.duplicate_blocks, blocks_by_peer }
+    }
+
+    /// Peers that sent blocks since `before`, and duplicate blocks since then.
+    fn since(&self, before: &Received) -> (usize, u64) {
+        let sent =
+            |(p, n): (&PeerId, &u64)| *n > before.blocks_by_peer.get(p).copied().unwrap_or(0);
+        let peers = self.blocks_by_peer.iter().filter(|e| sent(*e)).count();
+        (peers, self.duplicates.saturating_sub(before.duplicates))
+    }
 }
 
 #[derive(Default)]
@@ -46,6 +87,7 @@ impl Fetches {
             blocks: 0,
             bytes: 0,
             started: Instant::now(),
+            received_before: Received::now(bitswap),
         };
         self.by_session.insert(session, fetch);
     }
@@ -94,6 +136,7 @@ impl Fetches {
         let Some(fetch) = self.by_session.remove(&session) else {
             return FetchUpdate::Failed { root: Cid::default(), error: "unknown fetch".into() };
         };
+        let (peers, duplicate_blocks) = Received::now(bitswap).since(&fetch.received_before);
         let store = bitswap.store().clone();
         let limits = ExportLimits { max_file_size: MAX_FILE, ..ExportLimits::default() };
         match export_file(fetch.root, limits, |cid| store.block(cid)) {
@@ -102,6 +145,8 @@ impl Fetches {
                 size: file.len() as u64,
                 blocks: fetch.blocks,
                 elapsed: fetch.started.elapsed(),
+                peers,
+                duplicate_blocks,
             },
             Err(e) => FetchUpdate::Failed { root: fetch.root, error: e.to_string() },
         }

@@ -369,6 +369,11 @@ impl<S: BlockStore> Behaviour<S> {
         self.node.peer_stats(peer)
     }
 
+    /// What this node received, in total and per peer.
+    pub fn client_stats(&self) -> &bitswap::Stats<PeerId> {
+        self.node.client_stats()
+    }
+
     fn want(&mut self, now: Instant, fetch: SessionId, cids: impl IntoIterator<Item = Cid>) {
         let Some(f) = self.fetches.get_mut(&fetch) else { return };
         for cid in cids {

@@ -172,6 +172,11 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Node<P> {
         c
     }
 
+    /// The client's counters, in total and per peer: what this node received.
+    pub fn client_stats(&self) -> &Stats<P> {
+        self.client.stats()
+    }
+
     pub fn peer_stats(&self, peer: P) -> Counters {
         let mut c = self.transport.peer(peer);
         c += self.client.stats().peer(peer);
