@@ -93,8 +93,7 @@ fn RoomPanel(conn: Connection) -> impl IntoView {
             <p data-testid="member-count">
                 {move || match conn.members.get().len() {
                     0 => "no one else is here yet".to_string(),
-                    1 => "1 other peer".to_string(),
-                    n => format!("{n} other peers"),
+                    n => count(n as u64, "other peer"),
                 }}
             </p>
             <ul class="members" data-testid="members">
@@ -120,6 +119,14 @@ fn MemberRow(member: RoomMember) -> impl IntoView {
             <span class=format!("badge {kind}")>{kind}</span>
             <code>{member.peer.to_string()}</code>
         </li>
+    }
+}
+
+/// `n` and `noun`, plural unless `n` is 1.
+fn count(n: u64, noun: &str) -> String {
+    match n {
+        1 => format!("1 {noun}"),
+        n => format!("{n} {noun}s"),
     }
 }
 
@@ -190,9 +197,10 @@ fn OutcomeLine(outcome: Outcome) -> impl IntoView {
             data-duplicates=outcome.duplicate_blocks.to_string()
         >
             {format!(
-                "fetched and verified {}: {} in {:.2} s ({:.2} MiB/s), {} blocks from {} peers, {} duplicate blocks ({:.1} %)",
+                "fetched and verified {}: {} in {:.2} s ({:.2} MiB/s), {} from {}, {} ({:.1} %)",
                 outcome.root, mib(outcome.size), secs, outcome.size as f64 / (1 << 20) as f64 / secs,
-                outcome.blocks, outcome.peers, outcome.duplicate_blocks, dup_pct
+                count(outcome.blocks, "block"), count(outcome.peers as u64, "peer"),
+                count(outcome.duplicate_blocks, "duplicate block"), dup_pct
             )}
         </p>
     }
