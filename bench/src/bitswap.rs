@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use clap::{Parser, ValueEnum};
 use serde_json::{json, Value};
-use syncscope_node::proto::bitswap::ClientMode;
-use syncscope_node::sim::bitswap::{
+use syncscope_proto::bitswap::ClientMode;
+use syncscope_sim::bitswap::{
     datacenter_set, fixed_delay_matrix, realistic_set, result_hash, run as run_scenario,
     slow_link_set, Distribution, FetchPattern, RunResult, Scenario,
 };

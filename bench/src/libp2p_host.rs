@@ -11,8 +11,8 @@ use libp2p::multiaddr::Protocol;
 use libp2p::swarm::{NetworkBehaviour, SwarmEvent};
 use libp2p::{identity::Keypair, noise, tcp, yamux, Multiaddr, PeerId, Swarm, SwarmBuilder};
 use syncscope_node::net::pullsync::{Behaviour, Config, Event};
-use syncscope_node::proto::pullsync::{MemoryIntervalStore, MemoryReserve};
-use syncscope_node::proto::swarm::Address;
+use syncscope_proto::pullsync::{MemoryIntervalStore, MemoryReserve};
+use syncscope_proto::swarm::Address;
 use tokio::sync::{mpsc, oneshot};
 use web_time::Instant;
 

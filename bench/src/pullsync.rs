@@ -13,10 +13,10 @@ use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::json;
 use syncscope_node::net::pullsync::Config;
-use syncscope_node::proto::pullsync::{
+use syncscope_proto::pullsync::{
     self, DeliveryMode, IntervalStore, MemoryReserve, RateLimit,
 };
-use syncscope_node::proto::swarm::{simd_path, Address, Chunk, Stamp, STAMP_SIZE};
+use syncscope_proto::swarm::{simd_path, Address, Chunk, Stamp, STAMP_SIZE};
 use web_time::Instant;
 
 use crate::alloc_counter;
@@ -446,7 +446,7 @@ fn notes(rows: &[Row], throughput: &Throughput, ops: u32) -> Vec<String> {
         "  latency_ms is added by a user-space delaying TCP proxy that holds every read for the one-way delay in both".into(),
         "  directions: it keeps the round trips, but not the sender's congestion-window growth across a slow link".into(),
         format!(
-            "sim: the same op on virtual time in the shared simulator (syncscope_node::sim), the two cores on a {} Gbit/s link",
+            "sim: the same op on virtual time in the shared simulator (syncscope_sim), the two cores on a {} Gbit/s link",
             SIM_BYTES_PER_SECOND * 8 / 1_000_000_000
         ),
         "  with the same one-way latency; frame bytes only (no yamux/noise/TCP overhead or flow-control windows)".into(),

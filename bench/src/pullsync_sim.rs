@@ -1,5 +1,5 @@
 //! The pull-sync benchmark op on virtual time, on the shared discrete-event simulator
-//! (`syncscope_node::sim`): a server core and a puller core as two [`SimNode`]s, each drained as
+//! (`syncscope_sim`): a server core and a puller core as two [`SimNode`]s, each drained as
 //! the libp2p glue drains it, on one link with a fixed one-way latency and a bandwidth. Messages
 //! count their frame bytes only: no yamux, noise or TCP overhead, no flow-control windows. So
 //! these rows are what the protocol itself costs; the libp2p rows add the real stack.
@@ -7,12 +7,12 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use syncscope_node::proto::pullsync::{
+use syncscope_proto::pullsync::{
     Config, IntervalStore, MemoryIntervalStore, MemoryReserve, Puller, PullerEvent, Server,
     ServerEvent, StreamAction, StreamId,
 };
-use syncscope_node::proto::swarm::{Address, Chunk};
-use syncscope_node::sim::{LinkModel, Links, Network, NodeId, Outgoing, SimNode};
+use syncscope_proto::swarm::{Address, Chunk};
+use syncscope_sim::{LinkModel, Links, Network, NodeId, Outgoing, SimNode};
 use web_time::Instant;
 
 const SERVER: NodeId = NodeId(0);

@@ -14,7 +14,7 @@ use syncscope_node::content::{
     demo_content, demo_stamp, export_file, import_bytes, join_file, split_bytes, ExportLimits,
     ImportConfig, DEFAULT_CHUNK_SIZE,
 };
-use syncscope_node::proto::swarm::{chunk_address, CHUNK_SIZE};
+use syncscope_proto::swarm::{chunk_address, CHUNK_SIZE};
 
 const RUNS: usize = 5;
 

@@ -12,11 +12,11 @@ use rand_chacha::ChaCha8Rng;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant as WallClock;
-use syncscope_node::proto::pullsync::{
+use syncscope_proto::pullsync::{
     Config, DeliveryMode, IntervalStore, MemoryIntervalStore, MemoryReserve, Puller, PullerEvent,
     Server, ServerEvent, StreamAction,
 };
-use syncscope_node::proto::swarm::{chunk_address, Address, Chunk, Stamp, STAMP_SIZE};
+use syncscope_proto::swarm::{chunk_address, Address, Chunk, Stamp, STAMP_SIZE};
 use web_time::Instant;
 
 struct Counting;

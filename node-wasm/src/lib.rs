@@ -1,19 +1,18 @@
-//! syncscope's node library: Bitswap 1.2.0 and Swarm pull-sync as sans-IO cores, the libp2p glue
-//! that runs them, storage and metrics. It builds for `wasm32-unknown-unknown` and natively.
+//! syncscope's node library: the libp2p glue that runs the sans-IO protocol cores of
+//! [`syncscope_proto`] (Bitswap 1.2.0 and Swarm pull-sync), storage and metrics. It builds for
+//! `wasm32-unknown-unknown` and natively. The cores, and the simulator that drives them in
+//! virtual time (`syncscope-sim`), are crates of their own, so that nothing I/O-bound can creep
+//! into them.
 //!
-//! - [`proto`]: the sans-IO protocol cores; no I/O, no clock, no libp2p.
 //! - [`content`]: files to UnixFS blocks and Swarm chunks and back, sans-IO as well.
 //! - [`net`]: libp2p glue; the only place where transports differ between targets.
 //! - [`store`]: storage backends.
 //! - [`metrics`]: counters and fixed-interval timeseries recorded from core events.
-//! - [`sim`]: the deterministic discrete-event network that drives the cores in virtual time.
 //! - [`rt`]: spawning and sleeping on tokio or in the browser.
 
 pub mod cond_send;
 pub mod content;
 pub mod metrics;
 pub mod net;
-pub mod proto;
 pub mod rt;
-pub mod sim;
 pub mod store;

@@ -18,7 +18,7 @@ use libp2p::identity::Keypair;
 use libp2p::StreamProtocol;
 use syncscope_node::net::bitswap::Config;
 use syncscope_node::net::framed::read_messages;
-use syncscope_node::proto::bitswap::{
+use syncscope_proto::bitswap::{
     raw_cid, Message, Presence, ProtocolVersion, WantEntry, WantType, MAX_MESSAGE_SIZE,
 };
 use tokio::sync::mpsc;

@@ -18,7 +18,7 @@ use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use syncscope_node::cond_send::CondSend;
 use syncscope_node::net::bitswap::Config;
-use syncscope_node::proto::bitswap::{raw_cid, ProtocolVersion};
+use syncscope_proto::bitswap::{raw_cid, ProtocolVersion};
 use syncscope_node::store::{BlockStore, MemoryBlockStore, StoreError};
 
 const BLOCKS: usize = 100;

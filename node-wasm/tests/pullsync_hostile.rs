@@ -13,12 +13,12 @@ use futures::{AsyncReadExt, AsyncWriteExt, StreamExt};
 use libp2p::identity::Keypair;
 use libp2p::{PeerId, Stream, StreamProtocol};
 use syncscope_node::net::pullsync::{Config, Event, Misbehaviour};
-use syncscope_node::proto::framing::{encode_frame, FrameDecoder, FrameError};
-use syncscope_node::proto::pullsync::{
+use syncscope_proto::framing::{encode_frame, FrameDecoder, FrameError};
+use syncscope_proto::pullsync::{
     self, Ack, Delivery, Get, Offer, PullError, ServeError, Want, WantError, CURSORS_PROTOCOL_NAME,
     MAX_MESSAGE_SIZE, PROTOCOL_NAME,
 };
-use syncscope_node::proto::swarm::Chunk;
+use syncscope_proto::swarm::Chunk;
 
 type Hostile = Running<libp2p_stream::Behaviour>;
 

@@ -8,8 +8,8 @@ use common::pullsync::{node, overlay, random_chunks, upload, Pullsync};
 use common::{eventually, swarm, Running};
 use libp2p::identity::Keypair;
 use syncscope_node::net::pullsync::Config;
-use syncscope_node::proto::pullsync::{self, MemoryReserve, RateLimit};
-use syncscope_node::proto::swarm::{Address, Chunk};
+use syncscope_proto::pullsync::{self, MemoryReserve, RateLimit};
+use syncscope_proto::swarm::{Address, Chunk};
 
 /// Checks that `node` holds exactly `expected`, every chunk verifying against its address.
 async fn assert_holds_exactly(node: &Running<Pullsync>, expected: Vec<Chunk>, name: &str) {

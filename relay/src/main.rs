@@ -69,7 +69,7 @@ async fn run(cli: cli::Cli) -> Result<()> {
 
 async fn run_relay(cli: cli::Cli) -> Result<()> {
     http::check_dist(&cli.dist)?;
-    syncscope_node::proto::rooms::topic_of(&cli.room)?;
+    syncscope_proto::rooms::topic_of(&cli.room)?;
     let http_listener =
         http::bind(SocketAddr::new(cli.listen.listen_addr, cli.listen.http_port)).await?;
     let identity = identity::load_or_create(&cli.data_dir)?;

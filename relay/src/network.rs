@@ -16,7 +16,7 @@ use libp2p::{
     Multiaddr, PeerId, Swarm,
 };
 use syncscope_node::net::TransportKind;
-use syncscope_node::proto::rooms::topic_of;
+use syncscope_proto::rooms::topic_of;
 use tokio::sync::watch;
 
 use crate::behaviour::{RelayBehaviour, RelayBehaviourEvent};

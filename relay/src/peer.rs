@@ -7,7 +7,7 @@ use bytesize::ByteSize;
 use futures::StreamExt;
 use syncscope_node::content::import_demo;
 use syncscope_node::net::{FetchUpdate, NodeEvent, TransportKind};
-use syncscope_node::proto::rooms::topic_of;
+use syncscope_proto::rooms::topic_of;
 
 use crate::cli::PeerArgs;
 use crate::native_peer;

@@ -1,12 +1,12 @@
 //! The relay's side of rooms: who is in which room, and the member lists it publishes.
 //!
 //! A peer is listed in a room while it is subscribed to the room's topic and holds a reservation
-//! (without one it cannot be dialled through the relay). See `syncscope_node::proto::rooms`.
+//! (without one it cannot be dialled through the relay). See `syncscope_proto::rooms`.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use libp2p::{multiaddr::Protocol, Multiaddr, PeerId};
-use syncscope_node::proto::rooms::{room_of, Member, RoomMembers};
+use syncscope_proto::rooms::{room_of, Member, RoomMembers};
 
 #[derive(Debug, Default)]
 pub struct Rooms {
@@ -101,7 +101,7 @@ fn circuit_addr(relay: &Multiaddr, peer: PeerId) -> Multiaddr {
 
 #[cfg(test)]
 mod tests {
-    use syncscope_node::proto::rooms::topic_of;
+    use syncscope_proto::rooms::topic_of;
 
     use super::*;
 

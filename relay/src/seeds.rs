@@ -10,7 +10,7 @@ use futures::StreamExt;
 use libp2p::Multiaddr;
 use syncscope_node::content::import_demo;
 use syncscope_node::net::NodeEvent;
-use syncscope_node::proto::swarm::Address;
+use syncscope_proto::swarm::Address;
 
 use crate::cli::SeedArgs;
 use crate::metrics::SeedMetrics;

@@ -12,7 +12,7 @@ use libp2p::{
     SwarmBuilder,
 };
 use syncscope_node::net::{rooms_behaviour, NodeEvent};
-use syncscope_node::proto::rooms::topic_of;
+use syncscope_proto::rooms::topic_of;
 
 fn socket_addr(addr: &Multiaddr) -> SocketAddr {
     let mut ip = None;

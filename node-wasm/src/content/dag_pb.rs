@@ -73,7 +73,7 @@ pub(crate) struct UnixfsData {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::proto::swarm::hex;
+    use syncscope_proto::test_utils::hex;
 
     #[test]
     fn links_are_written_before_data() {

@@ -11,7 +11,7 @@
 
 use super::swarm_split::{SplitFile, SwarmSplitter};
 use super::unixfs_import::{ImportConfig, ImportedFile, UnixfsImporter};
-use crate::proto::swarm::{Stamp, STAMP_SIZE};
+use syncscope_proto::swarm::{Stamp, STAMP_SIZE};
 use bytes::Bytes;
 use rand_chacha::rand_core::{RngCore, SeedableRng};
 use rand_chacha::ChaCha20Rng;
@@ -123,7 +123,7 @@ pub fn import_demo(seed: u64, size: usize) -> DemoFile {
 mod tests {
     use super::*;
     use crate::content::{export_file, import_bytes, join_file, split_bytes, ExportLimits};
-    use crate::proto::swarm::hex;
+    use syncscope_proto::test_utils::hex;
     use std::collections::HashMap;
 
     // RFC 8439 appendix A.1, test vector #1: the ChaCha20 block of the all-zero key and nonce,

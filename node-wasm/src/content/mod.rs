@@ -7,7 +7,7 @@
 //!   a DAG back into the file, hashing every block; [`block_links`] lists a block's children for a
 //!   fetcher that walks a DAG breadth-first.
 //! - Swarm: [`SwarmSplitter`] builds bee's chunk tree, [`SwarmJoiner`] joins it back, verifying
-//!   every chunk. Chunks are the pull-sync [`Chunk`](crate::proto::swarm::Chunk).
+//!   every chunk. Chunks are the pull-sync [`Chunk`](syncscope_proto::swarm::Chunk).
 //! - [`demo_content`] and [`import_demo`]: the deterministic file that seed peers serve.
 
 mod block;

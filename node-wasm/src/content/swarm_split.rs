@@ -7,7 +7,7 @@
 //! up to the level above (so a file of 129 chunks has a root with one full intermediate chunk and
 //! one data chunk under it).
 
-use crate::proto::swarm::{
+use syncscope_proto::swarm::{
     chunk_address, Address, Chunk, Stamp, ADDRESS_SIZE, CHUNK_SIZE, SPAN_SIZE,
 };
 use bytes::{BufMut, BytesMut};
@@ -148,8 +148,8 @@ pub fn split_bytes(data: &[u8], stamp: Stamp) -> SplitFile {
 mod tests {
     use super::*;
     use crate::content::demo::demo_stamp;
-    use crate::proto::swarm::bee_vectors;
-    use crate::proto::swarm::hex;
+    use syncscope_proto::test_utils::bee_vectors;
+    use syncscope_proto::test_utils::hex;
 
     fn check_bee_vectors(vectors: &[(usize, &str)]) {
         let longest = vectors.iter().map(|v| v.0).max().unwrap_or(0);

@@ -2,7 +2,7 @@
 //! delivered and verified (what bee exports as `bee_pullsync_chunks_delivered`).
 
 use super::timeseries::Timeseries;
-use crate::proto::pullsync::{PullerEvent, PullerStats, ServerStats};
+use syncscope_proto::pullsync::{PullerEvent, PullerStats, ServerStats};
 use web_time::Instant;
 
 /// Counters for a node's pull-sync, both directions.

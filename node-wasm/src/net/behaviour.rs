@@ -7,8 +7,8 @@ use libp2p::{identify, identity::Keypair, ping, relay, swarm::NetworkBehaviour};
 use super::rooms::{rooms_behaviour, RoomsBehaviour, RoomsConfigError};
 use super::transport::PLATFORM;
 use super::{bitswap, pullsync};
-use crate::proto::bitswap::ClientMode;
-use crate::proto::pullsync::{DeliveryMode, MemoryIntervalStore, MemoryReserve};
+use syncscope_proto::bitswap::ClientMode;
+use syncscope_proto::pullsync::{DeliveryMode, MemoryIntervalStore, MemoryReserve};
 use crate::store::MemoryBlockStore;
 
 /// Identify protocol version shared by syncscope nodes and the relay.
@@ -74,7 +74,7 @@ impl NodeBehaviour {
             pullsync: pullsync::Behaviour::new(
                 pullsync::Config::default()
                     .with_protocol(
-                        crate::proto::pullsync::Config::default().with_delivery(settings.delivery),
+                        syncscope_proto::pullsync::Config::default().with_delivery(settings.delivery),
                     )
                     .with_storage_radius(settings.storage_radius),
                 overlay,

@@ -12,7 +12,7 @@ use web_time::Instant;
 
 use super::behaviour::NodeBitswap;
 use crate::content::{block_links, export_file, ExportLimits};
-use crate::proto::bitswap::SessionId;
+use syncscope_proto::bitswap::SessionId;
 
 /// Largest file a fetch will assemble; larger roots are refused before anything is fetched.
 const MAX_FILE: u64 = 4 << 30;

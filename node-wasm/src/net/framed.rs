@@ -1,4 +1,4 @@
-//! Length-prefixed messages over a libp2p stream, on top of [`crate::proto::framing`].
+//! Length-prefixed messages over a libp2p stream, on top of [`syncscope_proto::framing`].
 //!
 //! [`read_messages`] turns a stream into the messages it carries, read until EOF: each frame is
 //! refused before its body is buffered when its length exceeds the cap, then decoded. The first
@@ -10,7 +10,7 @@
 
 use futures::{AsyncRead, AsyncReadExt, Stream, StreamExt};
 
-use crate::proto::framing::{FrameDecoder, FrameError};
+use syncscope_proto::framing::{FrameDecoder, FrameError};
 
 /// Bytes asked of the stream per read: a dozen 8 KiB blocks, or a 2 MiB block in 32 reads.
 const READ_CHUNK: usize = 64 * 1024;
@@ -122,13 +122,13 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::proto::framing::encode_frame;
-    use crate::proto::framing::tests::Probe;
+    use syncscope_proto::framing::encode_frame;
+    use syncscope_proto::test_utils::Probe;
     use futures::executor::block_on;
     use futures::StreamExt;
 
     fn decode(body: &[u8]) -> Result<Probe, FrameError> {
-        crate::proto::framing::decode_body(body)
+        syncscope_proto::framing::decode_body(body)
     }
 
     fn read_all(bytes: Vec<u8>, max: usize) -> Vec<Result<Probe, ReadError<FrameError>>> {

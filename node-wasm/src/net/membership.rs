@@ -10,7 +10,7 @@ use libp2p::{
 };
 
 use super::rooms::RoomsBehaviour;
-use crate::proto::rooms::{room_of, topic_of, Member, RoomChange, RoomError, RoomView};
+use syncscope_proto::rooms::{room_of, topic_of, Member, RoomChange, RoomError, RoomView};
 
 /// A peer in a room, as the relay lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]

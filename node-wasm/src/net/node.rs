@@ -16,7 +16,7 @@ use super::{bitswap, pullsync};
 use crate::content::{
     demo_stamp, import_bytes, split_bytes, ImportConfig, ImportError, ImportedFile, SplitFile,
 };
-use crate::proto::swarm::Address;
+use syncscope_proto::swarm::Address;
 use crate::rt;
 
 /// Events are dropped, not queued without bound, when the observer falls this far behind.

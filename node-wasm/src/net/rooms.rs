@@ -1,5 +1,5 @@
 //! The gossipsub set-up shared by the relay and every node for rooms (see
-//! [`crate::proto::rooms`]): signed messages, validated by the application, and only room topics
+//! [`syncscope_proto::rooms`]): signed messages, validated by the application, and only room topics
 //! accepted from peers.
 
 use std::time::Duration;
@@ -12,7 +12,7 @@ use libp2p::{
     identity::Keypair,
 };
 
-use crate::proto::rooms::{room_of, MAX_ROOM_MESSAGE};
+use syncscope_proto::rooms::{room_of, MAX_ROOM_MESSAGE};
 
 /// Rooms one peer may be in at once, and may name in one subscription request.
 pub const MAX_ROOMS_PER_PEER: usize = 16;

@@ -80,7 +80,7 @@ impl BlockStore for MemoryBlockStore {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::proto::bitswap::raw_cid;
+    use syncscope_proto::bitswap::raw_cid;
     use futures::executor::block_on;
 
     // The conformance suite every backend runs is tests/block_store_suite.

@@ -8,8 +8,8 @@
 //! memory the same way.
 
 use super::StoreError;
-use crate::proto::pullsync::{ChunkPresence, MemoryReserve, ReserveIndex};
-use crate::proto::swarm::{Chunk, ChunkRef};
+use syncscope_proto::pullsync::{ChunkPresence, MemoryReserve, ReserveIndex};
+use syncscope_proto::swarm::{Chunk, ChunkRef};
 
 pub trait ChunkStore: ReserveIndex + ChunkPresence {
     /// Stores a chunk that was verified against its address. `Ok(false)` if it was already there.
@@ -32,7 +32,7 @@ impl ChunkStore for MemoryReserve {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::proto::swarm::{Address, Stamp, STAMP_SIZE};
+    use syncscope_proto::swarm::{Address, Stamp, STAMP_SIZE};
     use bytes::Bytes;
 
     #[test]

@@ -1,7 +1,7 @@
 //! What every `BlockStore` backend must do: one suite, run over each backend on its target.
 
 use bytes::Bytes;
-use syncscope_node::proto::bitswap::raw_cid;
+use syncscope_proto::bitswap::raw_cid;
 use syncscope_node::store::BlockStore;
 
 pub async fn conformance(store: impl BlockStore) {

@@ -7,7 +7,7 @@ use libp2p::{Multiaddr, PeerId};
 use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use syncscope_node::net::bitswap::{Behaviour, Config, Event};
-use syncscope_node::proto::bitswap::{raw_cid, ProtocolVersion, SessionId};
+use syncscope_proto::bitswap::{raw_cid, ProtocolVersion, SessionId};
 use syncscope_node::store::{BlockStore, MemoryBlockStore};
 
 use super::{swarm, Running};

@@ -5,8 +5,8 @@ use libp2p::identity::Keypair;
 use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use syncscope_node::net::pullsync::{Behaviour, Config};
-use syncscope_node::proto::pullsync::{MemoryIntervalStore, MemoryReserve};
-use syncscope_node::proto::swarm::{Address, Chunk, Stamp, STAMP_SIZE};
+use syncscope_proto::pullsync::{MemoryIntervalStore, MemoryReserve};
+use syncscope_proto::swarm::{Address, Chunk, Stamp, STAMP_SIZE};
 
 use super::{swarm, Running};
 

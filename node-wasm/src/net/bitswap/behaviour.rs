@@ -23,7 +23,7 @@ use web_time::Instant;
 use super::handler::{Command, Handler, HandlerConfig, HandlerEvent, StreamError};
 use crate::cond_send::BoxFuture;
 use crate::net::core_timer::CoreTimer;
-use crate::proto::bitswap::{
+use syncscope_proto::bitswap::{
     self, verify, Counters, Message, Node, ProtocolVersion, SessionId, Transmit, VerifyError,
 };
 use crate::store::{BlockStore, StoreError};
@@ -806,7 +806,7 @@ impl<S: BlockStore> NetworkBehaviour for Behaviour<S> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::proto::bitswap::raw_cid;
+    use syncscope_proto::bitswap::raw_cid;
 
     #[test]
     fn recent_forgets_the_oldest_beyond_its_capacity() {

@@ -33,8 +33,8 @@ use libp2p::Stream;
 
 use super::protocol::Upgrade;
 use crate::net::framed::{read_with_progress, Read, ReadError};
-use crate::proto::bitswap::{DecodeError, Message, ProtocolVersion};
-use crate::proto::framing::{encode_frame_into, FrameError};
+use syncscope_proto::bitswap::{DecodeError, Message, ProtocolVersion};
+use syncscope_proto::framing::{encode_frame_into, FrameError};
 
 /// Failed attempts in a row to open or write the outbound stream before giving up.
 pub const MAX_OPEN_ATTEMPTS: u32 = 3;

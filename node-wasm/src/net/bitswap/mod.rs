@@ -1,7 +1,7 @@
-//! Bitswap over libp2p: the glue around the sans-IO cores of [`crate::proto::bitswap`], in
+//! Bitswap over libp2p: the glue around the sans-IO cores of [`syncscope_proto::bitswap`], in
 //! rust-libp2p's shape.
 //!
-//! - [`Behaviour`] (a `NetworkBehaviour`) owns the [`Node`](crate::proto::bitswap::Node) and the
+//! - [`Behaviour`] (a `NetworkBehaviour`) owns the [`Node`](syncscope_proto::bitswap::Node) and the
 //!   [`BlockStore`]; it tells the node which peers speak Bitswap and at which version, routes
 //!   its messages to connections and what they read back to it, drives its timer, answers its
 //!   block loads from the store, keeps the server's index in step with the store, stores verified
@@ -27,7 +27,7 @@
 //! Nothing else: connections, streams, the timer and store calls are the behaviour's own.
 //!
 //! # Block access
-//! The core's [`Event::Load`](crate::proto::bitswap::Event::Load) is answered inside the
+//! The core's [`Event::Load`](syncscope_proto::bitswap::Event::Load) is answered inside the
 //! behaviour: each load is a store future held in the behaviour and polled with it, so an async
 //! store (IndexedDB) needs no help from the driver and several loads run at once (the server
 //! bounds them by its outstanding bytes per peer). Received blocks are verified by the core,

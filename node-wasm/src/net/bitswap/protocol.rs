@@ -12,7 +12,7 @@ use std::sync::Arc;
 use libp2p::core::upgrade::{InboundUpgrade, OutboundUpgrade, UpgradeInfo};
 use libp2p::Stream;
 
-use crate::proto::bitswap::ProtocolVersion;
+use syncscope_proto::bitswap::ProtocolVersion;
 
 /// The four protocol names, newest first.
 pub const PROTOCOL_NAMES: [&str; 4] =

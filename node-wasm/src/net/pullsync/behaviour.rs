@@ -20,11 +20,11 @@ use super::overlay::overlay_of;
 use super::protocol::StreamKey;
 use crate::metrics::{PullsyncCounters, PullsyncMetrics, Timeseries};
 use crate::net::core_timer::CoreTimer;
-use crate::proto::pullsync::{
+use syncscope_proto::pullsync::{
     self, IntervalStore, IntervalStoreError, PullError, Puller, PullerEvent, PullerStats,
     ServeError, Server, ServerEvent, ServerStats, StreamAction, Transmit,
 };
-use crate::proto::swarm::{Address, Chunk};
+use syncscope_proto::swarm::{Address, Chunk};
 use crate::store::{ChunkStore, StoreError};
 
 /// Settings of the pull-sync glue: the cores' [`pullsync::Config`] plus what the glue decides.

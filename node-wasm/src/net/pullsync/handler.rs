@@ -18,7 +18,7 @@ use libp2p::swarm::{ConnectionHandler, ConnectionHandlerEvent, SubstreamProtocol
 use libp2p::Stream;
 
 use super::protocol::{StreamKey, Upgrade};
-use crate::proto::pullsync::{Protocol, StreamAction, StreamId};
+use syncscope_proto::pullsync::{Protocol, StreamAction, StreamId};
 
 /// What the behaviour asks of one stream on this connection.
 #[derive(Debug)]

@@ -1,8 +1,8 @@
 //! Swarm pull-sync over libp2p: the glue around the sans-IO cores of
-//! [`crate::proto::pullsync`], in rust-libp2p's shape.
+//! [`syncscope_proto::pullsync`], in rust-libp2p's shape.
 //!
-//! - [`Behaviour`] (a `NetworkBehaviour`) owns the [`Server`](crate::proto::pullsync::Server)
-//!   and [`Puller`](crate::proto::pullsync::Puller) cores, the [`ChunkStore`] and the interval
+//! - [`Behaviour`] (a `NetworkBehaviour`) owns the [`Server`](syncscope_proto::pullsync::Server)
+//!   and [`Puller`](syncscope_proto::pullsync::Puller) cores, the [`ChunkStore`] and the interval
 //!   store; it adds and removes peers as connections come and go, routes stream actions, drives
 //!   the cores' timers, stores verified chunks, answers wants, and disconnects peers that break
 //!   the protocol.
@@ -14,7 +14,7 @@
 //!
 //! Compose the behaviour into the node's swarm (`#[derive(NetworkBehaviour)]`) and build it with
 //! [`Behaviour::new`]: this node's overlay, a [`ChunkStore`], an
-//! [`IntervalStore`](crate::proto::pullsync::IntervalStore) and a [`Config`]. Then:
+//! [`IntervalStore`](syncscope_proto::pullsync::IntervalStore) and a [`Config`]. Then:
 //! - before a peer connects, [`Behaviour::set_peer_overlay`] if its overlay is not the one derived
 //!   from its peer ID ([`overlay_of`]);
 //! - [`Behaviour::store_chunk`] for chunks uploaded to this node, so that they are offered;

@@ -5,7 +5,7 @@
 
 use libp2p::PeerId;
 
-use crate::proto::swarm::{keccak256, Address};
+use syncscope_proto::swarm::{keccak256, Address};
 
 /// The default overlay of `peer`: keccak256 of its peer ID's bytes (the multihash of its key).
 pub fn overlay_of(peer: &PeerId) -> Address {

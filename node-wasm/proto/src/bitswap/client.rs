@@ -1,0 +1,1074 @@
+//! The client: connected peers, their outgoing want queues, sessions, and block intake.
+//!
+//! Outgoing wants are debounced per peer: a queue is sent `send_debounce` after its last new
+//! entry, and never later than `max_send_delay` after its first. Every received block is hashed
+//! against its CID before anything else: a mismatch is dropped, counted, and reported as
+//! [`Event::Misbehaved`]; a block nobody asked for is dropped and counted; a block for a want
+//! already satisfied counts as a duplicate. On receipt, cancels go to every peer that holds the
+//! want. Silent peers time out per want after an adaptive, round-trip based delay. A peer whose
+//! bytes are arriving ([`Client::handle_progress`]) is not silent: on a slow link one large block
+//! takes many round trips, and asking another peer meanwhile would bring it twice.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet, VecDeque};
+use std::time::Duration;
+
+use cid::Cid;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use web_time::Instant;
+
+use super::message::{Block, BlockPresence, Message, Presence, WantEntry, WantType};
+use super::session::{Session, SessionId};
+use super::stats::Stats;
+use super::verify;
+use super::{ClientMode, Config, ProtocolVersion};
+
+/// What the client reports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event<P> {
+    /// A verified block a session wanted.
+    Block { session: SessionId, block: Block },
+    /// The peer sent a block that does not match its CID. The glue should disconnect it.
+    Misbehaved { peer: P, cid: Cid },
+}
+
+/// Smoothed round-trip time, as TCP keeps it.
+#[derive(Debug, Clone, Copy, Default)]
+struct Rtt {
+    srtt: Option<f64>,
+    rttvar: f64,
+}
+
+impl Rtt {
+    fn sample(&mut self, rtt: Duration) {
+        let r = rtt.as_secs_f64();
+        match self.srtt {
+            None => {
+                self.srtt = Some(r);
+                self.rttvar = r / 2.0;
+            }
+            Some(s) => {
+                self.rttvar = 0.75 * self.rttvar + 0.25 * (s - r).abs();
+                self.srtt = Some(0.875 * s + 0.125 * r);
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Sent {
+    want_type: WantType,
+    at: Instant,
+    answered: bool,
+    answered_have: bool,
+}
+
+/// Mean round trip and per-block service time over the peers where they were measured.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Typical {
+    pub(super) rtt: f64,
+    pub(super) service: f64,
+}
+
+impl Typical {
+    pub(super) fn of<P>(peers: &BTreeMap<P, PeerState>) -> Self {
+        let mean = |values: Vec<f64>| match values.len() {
+            0 => 0.0,
+            n => values.iter().sum::<f64>() / n as f64,
+        };
+        Self {
+            rtt: mean(peers.values().filter_map(PeerState::srtt).collect()),
+            service: mean(peers.values().filter_map(PeerState::service).collect()),
+        }
+    }
+}
+
+/// What the client knows about one connected peer.
+#[derive(Debug)]
+pub(super) struct PeerState {
+    pub(super) version: ProtocolVersion,
+    /// Wants the peer holds from us (sent or queued).
+    sent: HashMap<Cid, Sent>,
+    /// Want-blocks not answered yet: the peer's load.
+    live: HashSet<Cid>,
+    queue: Vec<WantEntry>,
+    first_queued: Option<Instant>,
+    last_queued: Option<Instant>,
+    rtt: Rtt,
+    last_heard: Option<Instant>,
+    /// Last time bytes of a message not complete yet arrived.
+    last_progress: Option<Instant>,
+    /// Smoothed gap between blocks while the peer had more to send: its per-block service time.
+    service: Option<f64>,
+    last_block: Option<Instant>,
+    busy: bool,
+}
+
+impl PeerState {
+    pub(super) fn live_blocks(&self) -> usize {
+        self.live.len()
+    }
+
+    pub(super) fn srtt(&self) -> Option<f64> {
+        self.rtt.srtt
+    }
+
+    pub(super) fn service(&self) -> Option<f64> {
+        self.service
+    }
+
+    /// Seconds until a want-block sent now should be answered: the round trip plus the blocks
+    /// queued ahead of it, each at the peer's service time; `typical` stands in for what was not
+    /// measured on this peer.
+    pub(super) fn expected_delay(&self, typical: Typical) -> f64 {
+        let service = self.service.unwrap_or(typical.service);
+        self.rtt.srtt.unwrap_or(typical.rtt) + self.live.len() as f64 * service
+    }
+
+    /// A message with `blocks` blocks arrived: if the peer was still sending since the last
+    /// one, the gap per block is a sample of its service time.
+    fn blocks_arrived(&mut self, now: Instant, blocks: usize) {
+        if let (true, Some(last)) = (self.busy, self.last_block) {
+            let gap = now.saturating_duration_since(last).as_secs_f64() / blocks as f64;
+            self.service = Some(self.service.map_or(gap, |s| 0.75 * s + 0.25 * gap));
+        }
+        self.last_block = Some(now);
+        self.busy = !self.live.is_empty();
+    }
+
+    fn flush_at(&self, config: &Config) -> Option<Instant> {
+        let first = self.first_queued?;
+        let last = self.last_queued?;
+        Some((last + config.send_debounce).min(first + config.max_send_delay))
+    }
+}
+
+/// Who gets which kind of want.
+type Asks<P> = Vec<(P, WantType)>;
+
+/// A pending silent-peer check.
+/// (deadline, session, want, peer, re-arms so far, when the want was sent)
+type Deadline<P> = Reverse<(Instant, SessionId, Cid, P, u8, Instant)>;
+
+/// Re-arms granted to a peer that keeps talking but has not answered one want yet.
+const MAX_REARMS: u8 = 8;
+
+/// Longest wait before re-checking an ask while no round trip was measured.
+const RECHECK: Duration = Duration::from_millis(250);
+
+#[derive(Debug)]
+pub struct Client<P> {
+    config: Config,
+    rng: ChaCha8Rng,
+    peers: BTreeMap<P, PeerState>,
+    sessions: BTreeMap<SessionId, Session<P>>,
+    next_session: u64,
+    wanted: HashMap<Cid, Vec<SessionId>>,
+    /// Wants whose next step is to be decided, and when the first and last were marked.
+    undecided: HashSet<(SessionId, Cid)>,
+    undecided_since: Option<(Instant, Instant)>,
+    received: HashSet<Cid>,
+    received_order: VecDeque<Cid>,
+    deadlines: BinaryHeap<Deadline<P>>,
+    transmits: VecDeque<(P, Message)>,
+    events: VecDeque<Event<P>>,
+    stats: Stats<P>,
+}
+
+impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Client<P> {
+    pub fn new(config: Config) -> Self {
+        Self {
+            rng: ChaCha8Rng::seed_from_u64(config.rng_seed),
+            config,
+            peers: BTreeMap::new(),
+            sessions: BTreeMap::new(),
+            next_session: 0,
+            wanted: HashMap::new(),
+            undecided: HashSet::new(),
+            undecided_since: None,
+            received: HashSet::new(),
+            received_order: VecDeque::new(),
+            deadlines: BinaryHeap::new(),
+            transmits: VecDeque::new(),
+            events: VecDeque::new(),
+            stats: Stats::default(),
+        }
+    }
+
+    pub fn stats(&self) -> &Stats<P> {
+        &self.stats
+    }
+
+    /// A peer connected: sessions forget what it was asked on an earlier connection (its
+    /// answers were lost with it), so their wants can go to it again.
+    pub fn peer_connected(&mut self, peer: P, version: ProtocolVersion) {
+        if !self.peers.contains_key(&peer) {
+            for s in self.sessions.values_mut() {
+                s.forget_peer(peer);
+            }
+        }
+        self.peers.entry(peer).or_insert_with(|| PeerState {
+            version,
+            sent: HashMap::new(),
+            live: HashSet::new(),
+            queue: Vec::new(),
+            first_queued: None,
+            last_queued: None,
+            rtt: Rtt::default(),
+            last_heard: None,
+            last_progress: None,
+            service: None,
+            last_block: None,
+            busy: false,
+        });
+    }
+
+    /// Everything asked of the peer counts as DONT_HAVE and moves on.
+    pub fn peer_disconnected(&mut self, now: Instant, peer: P) {
+        self.peers.remove(&peer);
+        self.drop_peer(now, peer);
+    }
+
+    fn drop_peer(&mut self, now: Instant, peer: P) {
+        let sids: Vec<SessionId> = self.sessions.keys().copied().collect();
+        for sid in sids {
+            let touched = self.sessions.get_mut(&sid).map(|s| s.drop_peer(peer));
+            for cid in touched.unwrap_or_default() {
+                self.drive(now, sid, cid);
+            }
+        }
+    }
+
+    pub fn new_session(&mut self, now: Instant) -> SessionId {
+        let id = SessionId(self.next_session);
+        self.next_session += 1;
+        self.sessions.insert(id, Session::new(now, &self.config));
+        id
+    }
+
+    /// Cancels every want of the session and forgets it.
+    pub fn close_session(&mut self, now: Instant, session: SessionId) {
+        let cids = self.sessions.get(&session).map(Session::want_cids).unwrap_or_default();
+        self.cancel(now, session, cids);
+        self.sessions.remove(&session);
+    }
+
+    /// Asks for `cids` within `session`, in order. Each arrives as one [`Event::Block`].
+    pub fn want(&mut self, now: Instant, session: SessionId, cids: impl IntoIterator<Item = Cid>) {
+        let Some(s) = self.sessions.get_mut(&session) else { return };
+        let mut added = Vec::new();
+        for cid in cids {
+            if s.add_want(now, cid) {
+                added.push(cid);
+                let sids = self.wanted.entry(cid).or_default();
+                if !sids.contains(&session) {
+                    sids.push(session);
+                }
+            }
+        }
+        for cid in added {
+            self.drive(now, session, cid);
+        }
+    }
+
+    /// Stops wanting `cids` in `session`; peers get cancels once no session wants them.
+    pub fn cancel(
+        &mut self,
+        now: Instant,
+        session: SessionId,
+        cids: impl IntoIterator<Item = Cid>,
+    ) {
+        for cid in cids {
+            if let Some(s) = self.sessions.get_mut(&session) {
+                s.remove_want(&cid);
+            }
+            let Some(sids) = self.wanted.get_mut(&cid) else { continue };
+            sids.retain(|s| *s != session);
+            if sids.is_empty() {
+                self.wanted.remove(&cid);
+                self.cancel_everywhere(now, cid);
+            }
+        }
+    }
+
+    /// Marks a want for a decision. Decisions wait for the end of the send debounce: the asks
+    /// could not leave earlier anyway, and every answer that arrives meanwhile (several peers
+    /// answer at almost the same time) informs them.
+    fn drive(&mut self, now: Instant, session: SessionId, cid: Cid) {
+        if self.undecided.insert((session, cid)) {
+            let (first, _) = self.undecided_since.get_or_insert((now, now));
+            self.undecided_since = Some((*first, now));
+        }
+    }
+
+    /// The send debounce applied to decisions: after the last marked want, at most
+    /// `max_send_delay` after the first.
+    fn decide_at(&self) -> Option<Instant> {
+        let (first, last) = self.undecided_since?;
+        Some((last + self.config.send_debounce).min(first + self.config.max_send_delay))
+    }
+
+    /// Lets the sessions decide, in want order, who to ask for the marked wants.
+    fn decide(&mut self, now: Instant) {
+        let Some((first, _)) = self.undecided_since.filter(|_| self.decide_at() <= Some(now))
+        else {
+            return;
+        };
+        self.undecided_since = None;
+        let mut marked: Vec<(SessionId, u64, Cid)> = std::mem::take(&mut self.undecided)
+            .into_iter()
+            .filter_map(|(sid, cid)| Some((sid, self.sessions.get(&sid)?.index(&cid)?, cid)))
+            .collect();
+        marked.sort_unstable();
+        for (sid, index, cid) in marked {
+            let Some(s) = self.sessions.get_mut(&sid) else { continue };
+            let asks = s.drive(cid, &self.peers, &mut self.rng);
+            // The debounce has been served: queued as of the first mark, the flush is due now.
+            self.send_asks(first, sid, cid, index, asks);
+        }
+    }
+
+    fn send_asks(
+        &mut self,
+        now: Instant,
+        session: SessionId,
+        cid: Cid,
+        index: u64,
+        asks: Vec<(P, WantType)>,
+    ) {
+        let sessions = self.config.mode == ClientMode::Sessions;
+        // Earlier wants of a session get higher priority, so servers answer in want order.
+        let priority = i32::MAX - i32::try_from(index).unwrap_or(i32::MAX - 1);
+        for (peer, want_type) in asks {
+            let Some(ps) = self.peers.get_mut(&peer) else { continue };
+            let dont_have = sessions && ps.version.supports_have();
+            enqueue_want(ps, now, cid, want_type, priority, dont_have);
+            if sessions {
+                let at = self.check_at(now, peer) + self.config.max_send_delay;
+                self.deadlines.push(Reverse((at, session, cid, peer, 0, now)));
+            }
+        }
+    }
+
+    fn cancel_everywhere(&mut self, now: Instant, cid: Cid) {
+        for ps in self.peers.values_mut() {
+            cancel_at(ps, now, cid);
+        }
+    }
+
+    /// Silent-peer timeout. A measured peer: its round trip plus the blocks queued ahead (at its
+    /// service time) plus four deviations. A peer not measured yet: three times the mean round
+    /// trip, or twice the 90th percentile when some peers are much slower than the mean: a
+    /// want-block timed out too early comes back later as a duplicate. Nothing measured at all:
+    /// the configured default.
+    fn dont_have_timeout(&self, peer: P) -> Duration {
+        let c = &self.config;
+        let ps = self.peers.get(&peer);
+        let typical = Typical::of(&self.peers);
+        let own = ps
+            .filter(|p| p.rtt.srtt.is_some())
+            .map(|p| p.expected_delay(typical) + 4.0 * p.rtt.rttvar);
+        let secs = own.or_else(|| {
+            let mean = self.mean_rtt()?;
+            Some((3.0 * mean).max(2.0 * self.rtt_percentile(0.9)))
+        });
+        secs.map_or(c.default_dont_have_timeout, |s| {
+            Duration::from_secs_f64(s).clamp(c.min_dont_have_timeout, c.max_dont_have_timeout)
+        })
+    }
+
+    /// The `q` quantile of the measured round trips, in seconds (0 when none).
+    fn rtt_percentile(&self, q: f64) -> f64 {
+        let mut rtts: Vec<f64> = self.peers.values().filter_map(|p| p.rtt.srtt).collect();
+        rtts.sort_by(f64::total_cmp);
+        let i = ((rtts.len() as f64 - 1.0) * q).round().max(0.0) as usize;
+        rtts.get(i).copied().unwrap_or(0.0)
+    }
+
+    fn mean_rtt(&self) -> Option<f64> {
+        let (sum, n) = self
+            .peers
+            .values()
+            .filter_map(|p| p.rtt.srtt)
+            .fold((0.0, 0u32), |(s, n), r| (s + r, n + 1));
+        (n > 0).then(|| sum / f64::from(n))
+    }
+
+    fn idle_interval(&self) -> Duration {
+        let rtt = self.mean_rtt().map_or(Duration::ZERO, Duration::from_secs_f64);
+        self.config.idle_tick + rtt * self.config.idle_rtt_multiplier
+    }
+
+    /// The blocks and presences of a message from `peer`. Its wantlist is the server's.
+    pub fn handle_message(&mut self, now: Instant, peer: P, msg: &Message) {
+        if let Some(ps) = self.peers.get_mut(&peer) {
+            ps.last_heard = Some(now);
+        }
+        for block in &msg.blocks {
+            self.handle_block(now, peer, block);
+        }
+        if !msg.blocks.is_empty() {
+            if let Some(ps) = self.peers.get_mut(&peer) {
+                ps.blocks_arrived(now, msg.blocks.len());
+            }
+        }
+        for p in &msg.presences {
+            self.handle_presence(now, peer, p);
+        }
+    }
+
+    /// Bytes of a message from `peer` are arriving: whatever it owes us may be in them.
+    pub fn handle_progress(&mut self, now: Instant, peer: P) {
+        if let Some(ps) = self.peers.get_mut(&peer) {
+            ps.last_progress = Some(now);
+        }
+    }
+
+    /// Marks `peer`'s want for `cid` answered and samples its round trip.
+    fn answered(&mut self, now: Instant, peer: P, cid: &Cid) {
+        let Some(ps) = self.peers.get_mut(&peer) else { return };
+        ps.live.remove(cid);
+        if let Some(sent) = ps.sent.get_mut(cid) {
+            if !sent.answered {
+                sent.answered = true;
+                ps.rtt.sample(now.saturating_duration_since(sent.at));
+            }
+        }
+    }
+
+    fn handle_block(&mut self, now: Instant, peer: P, block: &Block) {
+        if verify::verify(&block.cid, &block.data).is_err() {
+            self.stats.record(peer, |c| c.invalid_blocks += 1);
+            self.events.push_back(Event::Misbehaved { peer, cid: block.cid });
+            self.drop_peer(now, peer);
+            return;
+        }
+        let size = block.data.len() as u64;
+        let wanted = self.wanted.contains_key(&block.cid);
+        if wanted || self.received.contains(&block.cid) {
+            self.stats.record(peer, |c| {
+                c.blocks_received += 1;
+                c.block_bytes_received += size;
+            });
+        }
+        self.answered(now, peer, &block.cid);
+        if let Some(sids) = self.wanted.remove(&block.cid) {
+            self.remember_received(block.cid);
+            // The sender's server dropped the want when it sent the block: no cancel for it.
+            if let Some(ps) = self.peers.get_mut(&peer) {
+                ps.sent.remove(&block.cid);
+            }
+            for sid in sids {
+                let wanted = self
+                    .sessions
+                    .get_mut(&sid)
+                    .is_some_and(|s| s.on_block(now, peer, block.cid, block.data.len()));
+                if wanted {
+                    self.events.push_back(Event::Block { session: sid, block: block.clone() });
+                }
+            }
+            self.cancel_everywhere(now, block.cid);
+        } else if self.received.contains(&block.cid) {
+            self.stats.record(peer, |c| {
+                c.duplicate_blocks += 1;
+                c.duplicate_bytes += size;
+            });
+            for s in self.sessions.values_mut() {
+                s.on_duplicate(peer, &block.cid);
+            }
+        } else {
+            self.stats.record(peer, |c| c.unsolicited_blocks += 1);
+        }
+    }
+
+    fn remember_received(&mut self, cid: Cid) {
+        if self.received.insert(cid) {
+            self.received_order.push_back(cid);
+            if self.received_order.len() > self.config.received_memory {
+                if let Some(old) = self.received_order.pop_front() {
+                    self.received.remove(&old);
+                }
+            }
+        }
+    }
+
+    fn handle_presence(&mut self, now: Instant, peer: P, p: &BlockPresence) {
+        self.answered(now, peer, &p.cid);
+        if p.presence == Presence::Have {
+            if let Some(sent) = self.peers.get_mut(&peer).and_then(|s| s.sent.get_mut(&p.cid)) {
+                sent.answered_have = true;
+            }
+        }
+        let sids: Vec<SessionId> = match self.wanted.get(&p.cid) {
+            Some(sids) => sids.clone(),
+            None => self.sessions.keys().copied().collect(),
+        };
+        for sid in sids {
+            let Some(s) = self.sessions.get_mut(&sid) else { continue };
+            s.on_presence(peer, &p.cid, p.presence, false);
+            if s.wants(&p.cid) {
+                self.drive(now, sid, p.cid);
+            }
+        }
+    }
+
+    /// Runs idle ticks, expires silent peers, makes due decisions and sends due queues. Idle
+    /// ticks go first: they ask again peers that timed out earlier, and a peer timing out now
+    /// gets its cancel before the next tick asks it again.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        self.idle_ticks(now);
+        self.expire_silent_peers(now);
+        self.decide(now);
+        self.flush(now);
+    }
+
+    /// When to look at an ask again: at its timeout by today's estimate, but no later than
+    /// `RECHECK` while nothing was measured, because the first round trips shrink the estimate.
+    fn check_at(&self, now: Instant, peer: P) -> Instant {
+        let timeout = self.dont_have_timeout(peer);
+        let measured = self.mean_rtt().is_some();
+        now + if measured { timeout } else { timeout.min(RECHECK) }
+    }
+
+    fn expire_silent_peers(&mut self, now: Instant) {
+        while let Some(Reverse((at, sid, cid, peer, rearms, asked))) =
+            self.deadlines.peek().copied()
+        {
+            if at > now {
+                break;
+            }
+            self.deadlines.pop();
+            if !self.sessions.get(&sid).is_some_and(|s| s.wants(&cid)) {
+                continue;
+            }
+            let Some(ps) = self.peers.get(&peer) else { continue };
+            let Some(sent) = ps.sent.get(&cid).copied() else { continue };
+            // Answered, or superseded by a later ask (a want-have upgraded) with its own deadline.
+            if sent.answered || sent.at != asked {
+                continue;
+            }
+            let timeout = self.dont_have_timeout(peer);
+            let due = sent.at + timeout + self.config.max_send_delay;
+            if due > now {
+                let next = due.min(self.check_at(now, peer));
+                self.deadlines.push(Reverse((next, sid, cid, peer, rearms, asked)));
+                continue;
+            }
+            let armed = at.checked_sub(timeout).unwrap_or(at);
+            // Bytes from the peer are arriving: the answer may be in them, and asking elsewhere
+            // now would most likely bring the block twice. Only the longest timeout bounds this,
+            // against a peer that trickles bytes and never completes a message.
+            let arriving = ps.last_progress.is_some_and(|h| h > sent.at && h >= armed);
+            if arriving && now < sent.at + self.config.max_dont_have_timeout {
+                self.deadlines.push(Reverse((now + timeout, sid, cid, peer, rearms, asked)));
+                continue;
+            }
+            // A peer that spoke since this deadline was armed is alive, just busy (its blocks
+            // queue behind each other on a slow link): give it more time.
+            if rearms < MAX_REARMS && ps.last_heard.is_some_and(|h| h > sent.at && h >= armed) {
+                self.deadlines.push(Reverse((now + timeout, sid, cid, peer, rearms + 1, asked)));
+                continue;
+            }
+            self.time_out(now, sid, cid, peer, sent.want_type);
+        }
+    }
+
+    /// The peer stayed silent on `cid`: that counts as DONT_HAVE, and a want-block is cancelled
+    /// so that a late block does not arrive as a duplicate.
+    fn time_out(&mut self, now: Instant, sid: SessionId, cid: Cid, peer: P, want_type: WantType) {
+        if let Some(ps) = self.peers.get_mut(&peer) {
+            ps.live.remove(&cid);
+            if want_type == WantType::Block {
+                cancel_at(ps, now, cid);
+            } else if let Some(s) = ps.sent.get_mut(&cid) {
+                s.answered = true;
+            }
+        }
+        self.stats.record(peer, |c| c.timeouts += 1);
+        if let Some(s) = self.sessions.get_mut(&sid) {
+            s.on_presence(peer, &cid, Presence::DontHave, true);
+        }
+        self.drive(now, sid, cid);
+    }
+
+    fn idle_ticks(&mut self, now: Instant) {
+        let interval = self.idle_interval();
+        let due: Vec<SessionId> = self
+            .sessions
+            .iter()
+            .filter(|(_, s)| s.has_wants() && s.last_progress() + interval <= now)
+            .map(|(id, _)| *id)
+            .collect();
+        for sid in due {
+            let Some(s) = self.sessions.get_mut(&sid) else { continue };
+            let rebroadcast: Vec<(u64, Cid, Asks<P>)> = s
+                .rebroadcast(now, &self.peers)
+                .into_iter()
+                .map(|(cid, asks)| (s.index(&cid).unwrap_or(0), cid, asks))
+                .collect();
+            for (index, cid, asks) in rebroadcast {
+                self.send_asks(now, sid, cid, index, asks);
+            }
+        }
+    }
+
+    fn flush(&mut self, now: Instant) {
+        for (peer, ps) in &mut self.peers {
+            if ps.flush_at(&self.config).is_some_and(|t| t <= now) {
+                let wantlist = std::mem::take(&mut ps.queue);
+                ps.first_queued = None;
+                ps.last_queued = None;
+                self.transmits.push_back((*peer, Message { wantlist, ..Message::default() }));
+            }
+        }
+    }
+
+    pub fn poll_transmit(&mut self) -> Option<(P, Message)> {
+        self.transmits.pop_front()
+    }
+
+    pub fn poll_event(&mut self) -> Option<Event<P>> {
+        self.events.pop_front()
+    }
+
+    /// The earliest time [`Client::handle_timeout`] has work to do.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        let flush = self.peers.values().filter_map(|p| p.flush_at(&self.config)).min();
+        let silent = self.deadlines.peek().map(|Reverse((at, ..))| *at);
+        let interval = self.idle_interval();
+        let idle = self
+            .sessions
+            .values()
+            .filter(|s| s.has_wants())
+            .map(|s| s.last_progress() + interval)
+            .min();
+        [flush, silent, idle, self.decide_at()].into_iter().flatten().min()
+    }
+
+    /// Whether a session still waits for blocks.
+    pub fn session_pending(&self, session: SessionId) -> bool {
+        self.sessions.get(&session).is_some_and(Session::has_wants)
+    }
+
+    /// Whether `peer` has joined `session`.
+    pub fn session_has_peer(&self, session: SessionId, peer: P) -> bool {
+        self.sessions.get(&session).is_some_and(|s| s.is_peer(peer))
+    }
+}
+
+/// Withdraws the want for `cid` from the peer: dropped from the queue if not sent yet,
+/// otherwise cancelled, unless it was a want-have the peer answered with HAVE (its server
+/// forgot it then).
+fn cancel_at(ps: &mut PeerState, now: Instant, cid: Cid) {
+    let Some(sent) = ps.sent.remove(&cid) else { return };
+    if sent.want_type == WantType::Have && sent.answered_have {
+        return;
+    }
+    ps.live.remove(&cid);
+    let before = ps.queue.len();
+    ps.queue.retain(|e| e.cid != cid);
+    if ps.queue.len() == before {
+        ps.queue.push(WantEntry::cancel(cid));
+        ps.first_queued.get_or_insert(now);
+        ps.last_queued = Some(now);
+    } else if ps.queue.is_empty() {
+        ps.first_queued = None;
+        ps.last_queued = None;
+    }
+}
+
+/// Queues a want unless the peer already holds it and owes an answer (a want-have may still
+/// be upgraded; one answered, or given up on, may be asked again).
+fn enqueue_want(
+    ps: &mut PeerState,
+    now: Instant,
+    cid: Cid,
+    want_type: WantType,
+    priority: i32,
+    send_dont_have: bool,
+) {
+    match ps.sent.get(&cid) {
+        Some(s) if s.want_type == WantType::Block => return,
+        Some(s) if want_type == WantType::Have && !s.answered => return,
+        _ => {}
+    }
+    ps.sent.insert(cid, Sent { want_type, at: now, answered: false, answered_have: false });
+    if want_type == WantType::Block {
+        ps.live.insert(cid);
+    }
+    let entry = WantEntry::want(cid, want_type, priority, send_dont_have);
+    match ps.queue.iter_mut().find(|e| e.cid == cid) {
+        Some(queued) => *queued = entry,
+        None => ps.queue.push(entry),
+    }
+    ps.first_queued.get_or_insert(now);
+    ps.last_queued = Some(now);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bitswap::verify::raw_cid;
+    use bytes::Bytes;
+
+    const V12: ProtocolVersion = ProtocolVersion::V1_2_0;
+
+    fn block(i: u32) -> Block {
+        let data = Bytes::from(vec![i as u8; 2000 + i as usize]);
+        Block { cid: raw_cid(&data), data }
+    }
+
+    fn client(peers: u8, mode: ClientMode) -> Client<u8> {
+        let mut c = Client::new(Config::new(mode).with_rng_seed(7));
+        let version = if mode == ClientMode::Legacy { ProtocolVersion::V1_1_0 } else { V12 };
+        for p in 0..peers {
+            c.peer_connected(p, version);
+        }
+        c
+    }
+
+    /// Runs timers up to `at` and returns what was sent, per peer.
+    fn sent_by(c: &mut Client<u8>, at: Instant) -> BTreeMap<u8, Vec<WantEntry>> {
+        c.handle_timeout(at);
+        let mut out: BTreeMap<u8, Vec<WantEntry>> = BTreeMap::new();
+        while let Some((p, m)) = c.poll_transmit() {
+            out.entry(p).or_default().extend(m.wantlist);
+        }
+        out
+    }
+
+    fn wants_of(sent: &BTreeMap<u8, Vec<WantEntry>>, t: WantType) -> Vec<u8> {
+        sent.iter()
+            .filter(|(_, es)| es.iter().any(|e| !e.cancel && e.want_type == t))
+            .map(|(p, _)| *p)
+            .collect()
+    }
+
+    fn cancels(sent: &BTreeMap<u8, Vec<WantEntry>>) -> Vec<u8> {
+        sent.iter().filter(|(_, es)| es.iter().any(|e| e.cancel)).map(|(p, _)| *p).collect()
+    }
+
+    fn presence(cid: Cid, presence: Presence) -> Message {
+        Message { presences: vec![BlockPresence { cid, presence }], ..Message::default() }
+    }
+
+    fn blocks(b: &[Block]) -> Message {
+        Message { blocks: b.to_vec(), ..Message::default() }
+    }
+
+    const MS: Duration = Duration::from_millis(1);
+
+    #[test]
+    fn want_have_to_every_peer_and_one_optimistic_want_block() {
+        let now = Instant::now();
+        let mut c = client(3, ClientMode::Sessions);
+        let s = c.new_session(now);
+        c.want(now, s, [block(1).cid]);
+        let sent = sent_by(&mut c, now + 25 * MS);
+        assert_eq!(wants_of(&sent, WantType::Block).len(), 1);
+        assert_eq!(wants_of(&sent, WantType::Have).len(), 2);
+        assert!(sent.values().flatten().all(|e| e.send_dont_have));
+    }
+
+    /// Asks a fresh session for block 1 and returns (client, want-block peer, want-have peers).
+    fn asked(peers: u8) -> (Client<u8>, SessionId, Instant, u8, Vec<u8>) {
+        asked_by(client(peers, ClientMode::Sessions))
+    }
+
+    fn asked_by(mut c: Client<u8>) -> (Client<u8>, SessionId, Instant, u8, Vec<u8>) {
+        let now = Instant::now();
+        let s = c.new_session(now);
+        c.want(now, s, [block(1).cid]);
+        let sent = sent_by(&mut c, now + 25 * MS);
+        let wb = wants_of(&sent, WantType::Block)[0];
+        (c, s, now + 25 * MS, wb, wants_of(&sent, WantType::Have))
+    }
+
+    #[test]
+    fn have_leads_to_want_block_after_dont_have() {
+        let (mut c, _, now, wb, haves) = asked(3);
+        let cid = block(1).cid;
+        c.handle_message(now + 20 * MS, wb, &presence(cid, Presence::DontHave));
+        c.handle_message(now + 20 * MS, haves[0], &presence(cid, Presence::Have));
+        let sent = sent_by(&mut c, now + 45 * MS);
+        assert_eq!(wants_of(&sent, WantType::Block), vec![haves[0]]);
+    }
+
+    #[test]
+    fn when_every_peer_says_dont_have_the_want_is_broadcast() {
+        let (mut c, _, now, wb, haves) = asked(4);
+        let cid = block(1).cid;
+        let unasked: Vec<u8> = (0..4).filter(|p| *p != wb && !haves.contains(p)).collect();
+        assert_eq!(unasked.len(), 1, "a fresh session asks three peers first");
+        for p in std::iter::once(wb).chain(haves) {
+            c.handle_message(now + 20 * MS, p, &presence(cid, Presence::DontHave));
+        }
+        let sent = sent_by(&mut c, now + 45 * MS);
+        assert_eq!(wants_of(&sent, WantType::Block), unasked);
+    }
+
+    #[test]
+    fn a_silent_peer_counts_as_dont_have_and_its_want_block_is_cancelled() {
+        let (mut c, _, now, wb, haves) = asked(4);
+        let cid = block(1).cid;
+        for p in &haves {
+            c.handle_message(now + 20 * MS, *p, &presence(cid, Presence::DontHave));
+        }
+        assert!(sent_by(&mut c, now + 30 * MS).is_empty(), "waits for the want-block peer");
+        // No round trip to `wb` is known; three times the others' (about 20 ms) is the limit,
+        // checked again 250 ms after the ask.
+        let later = now + 300 * MS;
+        sent_by(&mut c, later);
+        assert_eq!(c.stats().peer(wb).timeouts, 1);
+        let sent = sent_by(&mut c, later + 25 * MS);
+        assert_eq!(cancels(&sent), vec![wb]);
+        assert_eq!(wants_of(&sent, WantType::Block).len(), 1, "the fourth peer is asked");
+    }
+
+    /// The want-have peers say DONT_HAVE to block 1, then bytes from the want-block peer `wb`
+    /// arrive every 10 ms for `duration`, and no message completes. Returns what was sent.
+    fn bytes_arriving(
+        c: &mut Client<u8>,
+        now: Instant,
+        wb: u8,
+        haves: &[u8],
+        duration: Duration,
+    ) -> BTreeMap<u8, Vec<WantEntry>> {
+        for p in haves {
+            c.handle_message(now + 20 * MS, *p, &presence(block(1).cid, Presence::DontHave));
+        }
+        let mut sent: BTreeMap<u8, Vec<WantEntry>> = BTreeMap::new();
+        for step in 3..duration.as_millis() / 10 {
+            let t = now + step as u32 * 10 * MS;
+            c.handle_progress(t, wb);
+            for (p, entries) in sent_by(c, t) {
+                sent.entry(p).or_default().extend(entries);
+            }
+        }
+        sent
+    }
+
+    #[test]
+    fn a_peer_whose_bytes_are_arriving_is_not_timed_out() {
+        let (mut c, s, now, wb, haves) = asked(4);
+        // A big block on a slow link: its bytes take two seconds, a hundred round trips.
+        let sent = bytes_arriving(&mut c, now, wb, &haves, Duration::from_secs(2));
+        assert_eq!(c.stats().peer(wb).timeouts, 0);
+        assert!(wants_of(&sent, WantType::Block).is_empty(), "nobody else is asked for it");
+        let b = block(1);
+        c.handle_message(now + Duration::from_secs(2), wb, &blocks(std::slice::from_ref(&b)));
+        assert_eq!(c.poll_event(), Some(Event::Block { session: s, block: b }));
+        assert_eq!(c.stats().total.duplicate_blocks, 0);
+    }
+
+    #[test]
+    fn bytes_arriving_hold_a_want_no_longer_than_the_longest_timeout() {
+        let longest = Duration::from_secs(1);
+        let config = Config::new(ClientMode::Sessions).with_rng_seed(7).with_dont_have_timeout(
+            Duration::from_secs(5),
+            50 * MS,
+            longest,
+        );
+        let mut c = Client::new(config);
+        for p in 0..4 {
+            c.peer_connected(p, V12);
+        }
+        let (mut c, _, now, wb, haves) = asked_by(c);
+        // A peer trickling bytes that never make a message.
+        let sent = bytes_arriving(&mut c, now, wb, &haves, Duration::from_secs(2));
+        assert_eq!(c.stats().peer(wb).timeouts, 1);
+        assert_eq!(cancels(&sent), vec![wb]);
+    }
+
+    #[test]
+    fn a_want_every_peer_timed_out_on_is_asked_again_when_the_session_idles() {
+        let (mut c, s, now, wb, _) = asked(3);
+        let b = block(1);
+        // Nobody answers: with no round trip measured, each ask times out after 5 s, and the
+        // want-block is cancelled. Nobody is left to ask.
+        let t = now + Duration::from_secs(5) + 25 * MS;
+        let sent = sent_by(&mut c, t);
+        assert!((0..3).all(|p| c.stats().peer(p).timeouts == 1));
+        assert!(sent.is_empty(), "sends are debounced");
+        let sent = sent_by(&mut c, t + 25 * MS);
+        assert_eq!(cancels(&sent), vec![wb]);
+        assert!(
+            wants_of(&sent, WantType::Have).is_empty()
+                && wants_of(&sent, WantType::Block).is_empty()
+        );
+        // Once the session has been idle for its idle tick, every peer is asked again.
+        let t = t + Duration::from_secs(1);
+        assert!(sent_by(&mut c, t).is_empty(), "sends are debounced");
+        let sent = sent_by(&mut c, t + 25 * MS);
+        assert_eq!(wants_of(&sent, WantType::Have), vec![0, 1, 2]);
+        // They were only slow: one says HAVE, is sent the want-block, and delivers.
+        c.handle_message(t + 50 * MS, 1, &presence(b.cid, Presence::Have));
+        let sent = sent_by(&mut c, t + 75 * MS);
+        assert_eq!(wants_of(&sent, WantType::Block), vec![1]);
+        c.handle_message(t + 100 * MS, 1, &blocks(std::slice::from_ref(&b)));
+        assert_eq!(c.poll_event(), Some(Event::Block { session: s, block: b }));
+    }
+
+    #[test]
+    fn silent_peer_timeout_follows_measured_round_trips() {
+        let (mut c, s, now, wb, haves) = asked(3);
+        let b1 = block(1);
+        // 20 ms round trips measured on the want-have peers.
+        c.handle_message(now + 20 * MS, haves[0], &presence(b1.cid, Presence::Have));
+        c.handle_message(now + 20 * MS, haves[1], &presence(b1.cid, Presence::Have));
+        c.handle_message(now + 20 * MS, wb, &blocks(&[b1]));
+        let t = now + 25 * MS;
+        c.want(t, s, [block(2).cid]);
+        let sent = sent_by(&mut c, t + 2 * MS);
+        let wb2 = wants_of(&sent, WantType::Block)[0];
+        // Its own round trip (20 ms + 4 x variance), floored at 50 ms: well before 5 s.
+        sent_by(&mut c, t + 200 * MS);
+        assert_eq!(c.stats().peer(wb2).timeouts, 1);
+        assert!(!sent_by(&mut c, t + 250 * MS).is_empty(), "the want moved on");
+    }
+
+    #[test]
+    fn wants_are_debounced_with_a_maximum_wait() {
+        let now = Instant::now();
+        let mut c = client(1, ClientMode::Sessions);
+        let s = c.new_session(now);
+        c.want(now, s, [block(1).cid]);
+        c.want(now + MS / 2, s, [block(2).cid]);
+        assert_eq!(c.poll_timeout(), Some(now + MS / 2 + MS));
+        assert!(sent_by(&mut c, now + MS).is_empty());
+        let sent = sent_by(&mut c, now + MS / 2 + MS);
+        assert_eq!(sent[&0].len(), 2, "both wants in one message");
+
+        let mut c = client(1, ClientMode::Sessions);
+        let s = c.new_session(now);
+        let start = now;
+        for i in 0..40u32 {
+            c.want(start + MS * i * 9 / 10, s, [block(100 + i).cid]);
+        }
+        assert_eq!(c.poll_timeout(), Some(start + 20 * MS), "max wait caps the debounce");
+    }
+
+    #[test]
+    fn on_receipt_cancels_go_to_every_other_peer_sent_the_want() {
+        let (mut c, s, now, wb, haves) = asked(3);
+        let b = block(1);
+        c.handle_message(now + 20 * MS, wb, &blocks(std::slice::from_ref(&b)));
+        assert_eq!(c.poll_event(), Some(Event::Block { session: s, block: b }));
+        let sent = sent_by(&mut c, now + 45 * MS);
+        assert_eq!(cancels(&sent), haves);
+        assert!(!c.session_pending(s));
+    }
+
+    #[test]
+    fn no_cancel_for_a_want_have_answered_with_have() {
+        let (mut c, _, now, wb, haves) = asked(3);
+        let b = block(1);
+        c.handle_message(now + 20 * MS, haves[0], &presence(b.cid, Presence::Have));
+        c.handle_message(now + 20 * MS, haves[1], &presence(b.cid, Presence::DontHave));
+        c.handle_message(now + 20 * MS, wb, &blocks(&[b]));
+        let sent = sent_by(&mut c, now + 45 * MS);
+        assert_eq!(cancels(&sent), vec![haves[1]], "the server keeps wants it said DONT_HAVE to");
+    }
+
+    #[test]
+    fn peers_join_on_first_have_or_block() {
+        let (mut c, s, now, wb, haves) = asked(3);
+        let cid = block(1).cid;
+        assert!((0..3).all(|p| !c.session_has_peer(s, p)));
+        c.handle_message(now + 20 * MS, haves[0], &presence(cid, Presence::Have));
+        c.handle_message(now + 20 * MS, haves[1], &presence(cid, Presence::DontHave));
+        assert!(c.session_has_peer(s, haves[0]));
+        assert!(!c.session_has_peer(s, haves[1]));
+        c.handle_message(now + 20 * MS, wb, &blocks(&[block(1)]));
+        assert!(c.session_has_peer(s, wb));
+    }
+
+    #[test]
+    fn a_block_that_does_not_match_its_cid_is_dropped_counted_and_penalised() {
+        let (mut c, s, now, wb, _) = asked(3);
+        let forged = Block { cid: block(1).cid, data: Bytes::from_static(b"not it") };
+        c.handle_message(now + 20 * MS, wb, &blocks(&[forged]));
+        assert_eq!(c.stats().peer(wb).invalid_blocks, 1);
+        assert_eq!(c.stats().total.blocks_received, 0);
+        assert_eq!(c.poll_event(), Some(Event::Misbehaved { peer: wb, cid: block(1).cid }));
+        assert!(c.session_pending(s), "the want stays");
+        assert!(!c.session_has_peer(s, wb));
+    }
+
+    #[test]
+    fn unsolicited_and_duplicate_blocks_are_counted() {
+        let (mut c, _, now, wb, haves) = asked(3);
+        c.handle_message(now, haves[0], &blocks(&[block(9)]));
+        assert_eq!(c.stats().peer(haves[0]).unsolicited_blocks, 1);
+        assert_eq!(c.poll_event(), None);
+        let b = block(1);
+        c.handle_message(now + 20 * MS, wb, &blocks(std::slice::from_ref(&b)));
+        c.handle_message(now + 20 * MS, haves[1], &blocks(std::slice::from_ref(&b)));
+        let dup = c.stats().peer(haves[1]);
+        assert_eq!((dup.duplicate_blocks, dup.duplicate_bytes), (1, b.data.len() as u64));
+        assert_eq!(c.stats().total.blocks_received, 2);
+    }
+
+    #[test]
+    fn best_peer_is_the_one_that_delivered() {
+        let (mut c, s, now, wb, haves) = asked(3);
+        let b1 = block(1);
+        // Everyone has block 1: one want-block per want is the right call, and the peer that
+        // delivered is the best bet.
+        c.handle_message(now + 20 * MS, haves[0], &presence(b1.cid, Presence::Have));
+        c.handle_message(now + 20 * MS, haves[1], &presence(b1.cid, Presence::Have));
+        c.handle_message(now + 20 * MS, wb, &blocks(&[b1]));
+        let t = now + 30 * MS;
+        c.want(t, s, [block(2).cid]);
+        let sent = sent_by(&mut c, t + 5 * MS);
+        assert_eq!(wants_of(&sent, WantType::Block), vec![wb]);
+    }
+
+    #[test]
+    fn legacy_mode_broadcasts_want_block_and_rebroadcasts_when_idle() {
+        let now = Instant::now();
+        let mut c = client(3, ClientMode::Legacy);
+        let s = c.new_session(now);
+        c.want(now, s, [block(1).cid]);
+        let sent = sent_by(&mut c, now + 25 * MS);
+        assert_eq!(wants_of(&sent, WantType::Block), vec![0, 1, 2]);
+        assert!(sent.values().flatten().all(|e| !e.send_dont_have));
+        c.peer_connected(3, ProtocolVersion::V1_1_0);
+        let idle = now + Duration::from_secs(1);
+        assert!(sent_by(&mut c, idle).is_empty(), "rebroadcast is debounced too");
+        let sent = sent_by(&mut c, idle + 25 * MS);
+        assert_eq!(wants_of(&sent, WantType::Block), vec![3]);
+    }
+
+    #[test]
+    fn a_peer_that_reconnects_is_asked_again() {
+        let now = Instant::now();
+        let mut c = client(1, ClientMode::Sessions);
+        let s = c.new_session(now);
+        c.want(now, s, [block(1).cid]);
+        let sent = sent_by(&mut c, now + 25 * MS);
+        assert_eq!(wants_of(&sent, WantType::Block), vec![0]);
+        // The connection drops with the answer on it, and the peer comes back.
+        c.peer_disconnected(now + 30 * MS, 0);
+        c.peer_connected(0, V12);
+        let sent = sent_by(&mut c, now + 60 * MS);
+        assert_eq!(wants_of(&sent, WantType::Block), vec![0], "asked again at once");
+        let b = block(1);
+        c.handle_message(now + 80 * MS, 0, &blocks(std::slice::from_ref(&b)));
+        assert_eq!(c.poll_event(), Some(Event::Block { session: s, block: b }));
+    }
+
+    #[test]
+    fn a_disconnected_peer_counts_as_dont_have() {
+        let (mut c, _, now, wb, haves) = asked(4);
+        let cid = block(1).cid;
+        for p in &haves {
+            c.handle_message(now + 20 * MS, *p, &presence(cid, Presence::DontHave));
+        }
+        c.peer_disconnected(now + 21 * MS, wb);
+        let sent = sent_by(&mut c, now + 45 * MS);
+        assert_eq!(wants_of(&sent, WantType::Block).len(), 1);
+        assert!(!sent.contains_key(&wb));
+    }
+}

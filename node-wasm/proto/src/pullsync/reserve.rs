@@ -1,0 +1,155 @@
+//! What pull-sync needs from the node's chunk store, and an in-memory reserve providing it.
+//!
+//! The server reads offers from a [`ReserveIndex`] (small, kept in memory, synchronous) but never
+//! reads chunk data itself: it asks the glue with an event, because in the browser the data lives
+//! in IndexedDB and can only be read asynchronously. The puller asks a [`ChunkPresence`] oracle
+//! which offered chunks it already has; a browser node answers from its in-memory index, which
+//! also covers chunks still queued for writing.
+
+use crate::swarm::{Address, Chunk, ChunkRef, MAX_BINS};
+use std::collections::HashMap;
+
+/// One chunk in a bin of the reserve, with its position in that bin.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BinEntry {
+    pub bin_id: u64,
+    pub chunk: ChunkRef,
+}
+
+pub trait ReserveIndex {
+    /// When this reserve was created; pullers restart from scratch when it changes.
+    fn epoch(&self) -> u64;
+    /// The highest bin ID of each bin, 0 for an empty bin.
+    fn cursors(&self) -> [u64; MAX_BINS as usize];
+    /// Appends to `out` up to `limit` entries of `bin` whose bin ID is at least `start`, in
+    /// increasing bin-ID order.
+    fn collect(&self, bin: u8, start: u64, limit: usize, out: &mut Vec<BinEntry>);
+}
+
+pub trait ChunkPresence {
+    /// Whether this exact chunk (address and stamp) is already stored.
+    fn has(&self, chunk: &ChunkRef) -> bool;
+}
+
+/// A reserve held in memory: chunks binned by proximity to the node's overlay, numbered per bin
+/// from 1 in arrival order.
+#[derive(Clone, Debug)]
+pub struct MemoryReserve {
+    overlay: Address,
+    epoch: u64,
+    bins: Vec<Vec<BinEntry>>,
+    chunks: HashMap<Address, Chunk>,
+}
+
+impl MemoryReserve {
+    pub fn new(overlay: Address, epoch: u64) -> Self {
+        MemoryReserve {
+            overlay,
+            epoch,
+            bins: vec![Vec::new(); MAX_BINS.into()],
+            chunks: HashMap::new(),
+        }
+    }
+
+    pub fn overlay(&self) -> Address {
+        self.overlay
+    }
+
+    /// Stores `chunk`; returns its bin and bin ID, or `None` if it was already there.
+    pub fn put(&mut self, chunk: Chunk) -> Option<(u8, u64)> {
+        if self.chunks.contains_key(&chunk.address()) {
+            return None;
+        }
+        let bin = self.overlay.proximity(&chunk.address());
+        let entries = &mut self.bins[usize::from(bin)];
+        let bin_id = entries.last().map_or(1, |e| e.bin_id + 1);
+        entries.push(BinEntry { bin_id, chunk: chunk.chunk_ref() });
+        self.chunks.insert(chunk.address(), chunk);
+        Some((bin, bin_id))
+    }
+
+    /// The chunk `chunk` names, if stored under that stamp.
+    pub fn get(&self, chunk: &ChunkRef) -> Option<Chunk> {
+        self.chunks.get(&chunk.address).filter(|c| c.chunk_ref() == *chunk).cloned()
+    }
+
+    pub fn contains(&self, address: &Address) -> bool {
+        self.chunks.contains_key(address)
+    }
+
+    pub fn len(&self) -> usize {
+        self.chunks.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.chunks.is_empty()
+    }
+
+    pub fn bin_len(&self, bin: u8) -> usize {
+        self.bins.get(usize::from(bin)).map_or(0, Vec::len)
+    }
+}
+
+impl ReserveIndex for MemoryReserve {
+    fn epoch(&self) -> u64 {
+        self.epoch
+    }
+
+    fn cursors(&self) -> [u64; MAX_BINS as usize] {
+        std::array::from_fn(|bin| self.bins[bin].last().map_or(0, |e| e.bin_id))
+    }
+
+    fn collect(&self, bin: u8, start: u64, limit: usize, out: &mut Vec<BinEntry>) {
+        let Some(entries) = self.bins.get(usize::from(bin)) else { return };
+        let from = entries.partition_point(|e| e.bin_id < start);
+        out.extend(entries[from..].iter().take(limit));
+    }
+}
+
+impl ChunkPresence for MemoryReserve {
+    fn has(&self, chunk: &ChunkRef) -> bool {
+        self.chunks.get(&chunk.address).is_some_and(|c| c.stamp().hash() == chunk.stamp_hash)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::swarm::{Stamp, STAMP_SIZE};
+    use bytes::Bytes;
+
+    fn chunk(i: u32) -> Chunk {
+        Chunk::new(&i.to_le_bytes(), Stamp::new(Bytes::from(vec![1; STAMP_SIZE])).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn chunks_are_binned_by_proximity_and_numbered_per_bin() {
+        let mut reserve = MemoryReserve::new(Address::ZERO, 7);
+        let chunks: Vec<Chunk> = (0..40).map(chunk).collect();
+        for c in &chunks {
+            let (bin, _) = reserve.put(c.clone()).unwrap();
+            assert_eq!(bin, Address::ZERO.proximity(&c.address()));
+        }
+        assert_eq!(reserve.put(chunks[0].clone()), None);
+        let cursors = reserve.cursors();
+        for bin in 0..MAX_BINS {
+            assert_eq!(cursors[usize::from(bin)], reserve.bin_len(bin) as u64);
+        }
+        let mut out = Vec::new();
+        reserve.collect(0, 2, 3, &mut out);
+        assert_eq!(out.iter().map(|e| e.bin_id).collect::<Vec<_>>(), vec![2, 3, 4]);
+        assert!(reserve.has(&chunks[5].chunk_ref()));
+        assert_eq!(reserve.get(&chunks[5].chunk_ref()), Some(chunks[5].clone()));
+    }
+
+    #[test]
+    fn a_different_stamp_is_a_different_chunk() {
+        let mut reserve = MemoryReserve::new(Address::ZERO, 7);
+        let c = chunk(1);
+        reserve.put(c.clone());
+        let mut other = c.chunk_ref();
+        other.stamp_hash = [0; 32];
+        assert!(!reserve.has(&other));
+        assert_eq!(reserve.get(&other), None);
+    }
+}

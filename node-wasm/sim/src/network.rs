@@ -1,0 +1,415 @@
+//! The event loop: links, a virtual clock and a queue of deliveries and timers.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeSet, BinaryHeap, HashMap};
+use std::time::Duration;
+
+use web_time::Instant;
+
+use super::downlink::Downlink;
+use super::link::Links;
+
+/// A node of the simulated network: an index into [`Network::nodes`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct NodeId(pub u32);
+
+impl NodeId {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// A message a node wants sent.
+#[derive(Debug)]
+pub struct Outgoing<M> {
+    pub to: NodeId,
+    pub msg: M,
+    /// Size on the wire in bytes.
+    pub size: usize,
+    /// Call [`SimNode::handle_sent`] once the message has left the link.
+    pub report_sent: bool,
+}
+
+/// What the network needs from a sans-IO core.
+pub trait SimNode {
+    type Message;
+
+    fn handle_message(&mut self, now: Instant, from: NodeId, msg: Self::Message);
+    fn handle_timeout(&mut self, now: Instant);
+    /// A message with `report_sent` finished serialising towards `to`.
+    fn handle_sent(&mut self, now: Instant, to: NodeId);
+    /// Bytes of a message from `from` are arriving, the message is not complete yet. A real
+    /// node's glue reports it as it reads; the network reports it just before the node's timer
+    /// fires, the moment a core acts on it.
+    fn handle_progress(&mut self, _now: Instant, _from: NodeId) {}
+    fn poll_transmit(&mut self, now: Instant) -> Option<Outgoing<Self::Message>>;
+    fn poll_timeout(&self) -> Option<Instant>;
+}
+
+/// Network-wide traffic counters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct NetStats {
+    pub messages: u64,
+    pub bytes: u64,
+    pub events: u64,
+}
+
+enum Ev<M> {
+    Deliver {
+        from: NodeId,
+        to: NodeId,
+        msg: M,
+    },
+    /// The message reached the receiver's shared downlink.
+    Arrive {
+        from: NodeId,
+        to: NodeId,
+        size: usize,
+        msg: M,
+    },
+    /// A message may have crossed the node's downlink.
+    Crossed {
+        node: NodeId,
+    },
+    Sent {
+        from: NodeId,
+        to: NodeId,
+    },
+    Timer {
+        node: NodeId,
+    },
+}
+
+pub struct Network<N: SimNode> {
+    nodes: Vec<N>,
+    links: Links,
+    /// When each directed link finishes sending what it holds.
+    busy_until: Vec<Instant>,
+    epoch: Instant,
+    now: Instant,
+    queue: BinaryHeap<Reverse<(Instant, u64)>>,
+    events: HashMap<u64, Ev<N::Message>>,
+    seq: u64,
+    timers: Vec<Option<Instant>>,
+    /// Nodes with a shared downlink, and when its next crossing is scheduled.
+    downlinks: Vec<Option<Downlink<N::Message>>>,
+    crossings: Vec<Option<Instant>>,
+    /// Per receiver, messages arriving over a link with a bandwidth limit:
+    /// (sender, first byte arrives, last byte arrives).
+    arriving: Vec<Vec<(NodeId, Instant, Instant)>>,
+    stats: NetStats,
+}
+
+impl<N: SimNode> Network<N> {
+    /// `epoch` is virtual time zero; any instant will do, only differences are used.
+    pub fn new(epoch: Instant, nodes: Vec<N>, links: Links) -> Self {
+        let n = nodes.len();
+        assert_eq!(links.len(), n, "one link row per node");
+        Self {
+            nodes,
+            links,
+            busy_until: vec![epoch; n * n],
+            epoch,
+            now: epoch,
+            queue: BinaryHeap::new(),
+            events: HashMap::new(),
+            seq: 0,
+            timers: vec![None; n],
+            downlinks: (0..n).map(|_| None).collect(),
+            crossings: vec![None; n],
+            arriving: vec![Vec::new(); n],
+            stats: NetStats::default(),
+        }
+    }
+
+    /// Gives `node` a downlink of `bandwidth` bytes per second that every message to it crosses
+    /// after its link, shared by the senders (see [`super::downlink`]). Set it before the run.
+    pub fn set_downlink(&mut self, node: NodeId, bandwidth: f64) {
+        self.downlinks[node.index()] = Some(Downlink::new(bandwidth, self.now));
+    }
+
+    pub fn now(&self) -> Instant {
+        self.now
+    }
+
+    pub fn elapsed(&self) -> Duration {
+        self.now - self.epoch
+    }
+
+    pub fn stats(&self) -> NetStats {
+        self.stats
+    }
+
+    pub fn nodes(&self) -> &[N] {
+        &self.nodes
+    }
+
+    pub fn node_mut(&mut self, id: NodeId) -> &mut N {
+        &mut self.nodes[id.index()]
+    }
+
+    /// Runs `f` on a node at the current time, then collects what it sends and its timer.
+    pub fn with_node<R>(&mut self, id: NodeId, f: impl FnOnce(&mut N, Instant) -> R) -> R {
+        let now = self.now;
+        let r = f(&mut self.nodes[id.index()], now);
+        self.drain(id);
+        r
+    }
+
+    fn push(&mut self, at: Instant, ev: Ev<N::Message>) {
+        self.seq += 1;
+        self.queue.push(Reverse((at, self.seq)));
+        self.events.insert(self.seq, ev);
+    }
+
+    /// Sends everything `id` has queued and re-arms its timer.
+    fn drain(&mut self, id: NodeId) {
+        let now = self.now;
+        let n = self.nodes.len();
+        while let Some(out) = self.nodes[id.index()].poll_transmit(now) {
+            let link = self.links.get(id.index(), out.to.index());
+            let slot = id.index() * n + out.to.index();
+            let start = self.busy_until[slot].max(now);
+            let departed = start + link.serialisation(out.size);
+            self.busy_until[slot] = departed;
+            self.stats.messages += 1;
+            self.stats.bytes += out.size as u64;
+            if out.report_sent {
+                self.push(departed, Ev::Sent { from: id, to: out.to });
+            }
+            let arrival = departed + link.latency;
+            let (from, to, msg) = (id, out.to, out.msg);
+            if self.downlinks[to.index()].is_some() {
+                self.push(arrival, Ev::Arrive { from, to, size: out.size, msg });
+            } else {
+                if departed > start {
+                    self.arriving[to.index()].push((from, start + link.latency, arrival));
+                }
+                self.push(arrival, Ev::Deliver { from, to, msg });
+            }
+        }
+        let next = self.nodes[id.index()].poll_timeout().map(|t| t.max(now));
+        if next != self.timers[id.index()] {
+            self.timers[id.index()] = next;
+            if let Some(t) = next {
+                self.push(t, Ev::Timer { node: id });
+            }
+        }
+    }
+
+    /// The senders of messages partly delivered to `node` at `now`: crossing its downlink, or
+    /// part way through arriving over their link.
+    fn senders_arriving(&self, node: NodeId, now: Instant) -> BTreeSet<NodeId> {
+        let arriving = &self.arriving[node.index()];
+        let mut senders: BTreeSet<NodeId> = arriving
+            .iter()
+            .filter(|(_, first, last)| *first <= now && now < *last)
+            .map(|(from, ..)| *from)
+            .collect();
+        if let Some(d) = &self.downlinks[node.index()] {
+            senders.extend(d.senders());
+        }
+        senders
+    }
+
+    /// Makes sure an event is queued for the next crossing of `node`'s downlink.
+    fn schedule_crossing(&mut self, node: NodeId) {
+        let next = self.downlinks[node.index()].as_ref().and_then(Downlink::next_crossing);
+        if next != self.crossings[node.index()] {
+            self.crossings[node.index()] = next;
+            if let Some(t) = next {
+                self.push(t, Ev::Crossed { node });
+            }
+        }
+    }
+
+    /// Processes the next event. `false` once nothing is left.
+    pub fn step(&mut self) -> bool {
+        let Some(Reverse((at, seq))) = self.queue.pop() else { return false };
+        let Some(ev) = self.events.remove(&seq) else { return true };
+        self.now = at;
+        self.stats.events += 1;
+        match ev {
+            Ev::Deliver { from, to, msg } => {
+                self.arriving[to.index()].retain(|(_, _, last)| *last > at);
+                self.nodes[to.index()].handle_message(at, from, msg);
+                self.drain(to);
+            }
+            Ev::Arrive { from, to, size, msg } => {
+                if let Some(d) = self.downlinks[to.index()].as_mut() {
+                    d.push(at, from, size, msg);
+                }
+                self.schedule_crossing(to);
+            }
+            Ev::Crossed { node } => {
+                if self.crossings[node.index()] != Some(at) {
+                    return true;
+                }
+                self.crossings[node.index()] = None;
+                let crossed = self.downlinks[node.index()].as_mut().map(|d| d.pop_crossed(at));
+                for (from, msg) in crossed.unwrap_or_default() {
+                    self.nodes[node.index()].handle_message(at, from, msg);
+                    self.drain(node);
+                }
+                self.schedule_crossing(node);
+            }
+            Ev::Sent { from, to } => {
+                self.nodes[from.index()].handle_sent(at, to);
+                self.drain(from);
+            }
+            Ev::Timer { node } => {
+                // A timer re-armed to another instant since this one was queued is stale.
+                if self.timers[node.index()] != Some(at) {
+                    return true;
+                }
+                self.timers[node.index()] = None;
+                for from in self.senders_arriving(node, at) {
+                    self.nodes[node.index()].handle_progress(at, from);
+                }
+                self.nodes[node.index()].handle_timeout(at);
+                self.drain(node);
+            }
+        }
+        true
+    }
+
+    /// Steps until `done` holds, the queue is empty, or virtual time passes `limit`.
+    /// Returns whether `done` held.
+    pub fn run_until(&mut self, limit: Duration, mut done: impl FnMut(&Self) -> bool) -> bool {
+        loop {
+            if done(self) {
+                return true;
+            }
+            if self.elapsed() > limit || !self.step() {
+                return done(self);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::link::LinkModel;
+
+    /// Sends `count` pings of `size` bytes to node 1 at start; node 1 records arrival times.
+    struct Pinger {
+        to_send: Vec<usize>,
+        arrivals: Vec<Instant>,
+        sent_reports: u32,
+        wake: Option<Instant>,
+        /// Wakes after `wake`, last first.
+        later: Vec<Instant>,
+        progress: Vec<(Instant, NodeId)>,
+    }
+
+    impl SimNode for Pinger {
+        type Message = usize;
+        fn handle_message(&mut self, now: Instant, _from: NodeId, _msg: usize) {
+            self.arrivals.push(now);
+        }
+        fn handle_timeout(&mut self, _now: Instant) {
+            self.wake = self.later.pop();
+        }
+        fn handle_sent(&mut self, _now: Instant, _to: NodeId) {
+            self.sent_reports += 1;
+        }
+        fn handle_progress(&mut self, now: Instant, from: NodeId) {
+            self.progress.push((now, from));
+        }
+        fn poll_transmit(&mut self, _now: Instant) -> Option<Outgoing<usize>> {
+            let size = self.to_send.pop()?;
+            Some(Outgoing { to: NodeId(1), msg: size, size, report_sent: true })
+        }
+        fn poll_timeout(&self) -> Option<Instant> {
+            self.wake
+        }
+    }
+
+    fn pinger(to_send: Vec<usize>) -> Pinger {
+        Pinger {
+            to_send,
+            arrivals: Vec::new(),
+            sent_reports: 0,
+            wake: None,
+            later: Vec::new(),
+            progress: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn messages_queue_behind_each_other_on_a_link() {
+        let epoch = Instant::now();
+        let model =
+            LinkModel::Fixed { latency: Duration::from_millis(10), bandwidth: Some(1000.0) };
+        let links = Links::draw(2, model, 0);
+        let mut net = Network::new(epoch, vec![pinger(vec![100, 100]), pinger(vec![])], links);
+        net.with_node(NodeId(0), |_, _| ());
+        net.run_until(Duration::from_secs(10), |_| false);
+        let arrivals: Vec<Duration> = net.nodes()[1].arrivals.iter().map(|t| *t - epoch).collect();
+        // 100 ms to serialise each, 10 ms to travel: 110 ms and 210 ms.
+        assert_eq!(arrivals, vec![Duration::from_millis(110), Duration::from_millis(210)]);
+        assert_eq!(net.nodes()[0].sent_reports, 2);
+        assert_eq!(net.stats().bytes, 200);
+    }
+
+    #[test]
+    fn a_downlink_is_shared_by_its_senders() {
+        let epoch = Instant::now();
+        let model = LinkModel::Fixed { latency: Duration::from_millis(10), bandwidth: Some(1e6) };
+        let links = Links::draw(3, model, 0);
+        let nodes = vec![pinger(vec![100]), pinger(vec![]), pinger(vec![100])];
+        let mut net = Network::new(epoch, nodes, links);
+        net.set_downlink(NodeId(1), 1000.0);
+        net.with_node(NodeId(0), |_, _| ());
+        net.with_node(NodeId(2), |_, _| ());
+        net.run_until(Duration::from_secs(10), |_| false);
+        let arrivals: Vec<Duration> = net.nodes()[1].arrivals.iter().map(|t| *t - epoch).collect();
+        // 0.1 ms on each link, 10 ms latency, then 200 bytes through 1000 B/s shared: both
+        // cross together after 200 ms.
+        let at = Duration::from_micros(100) + Duration::from_millis(210);
+        assert_eq!(arrivals, vec![at, at]);
+    }
+
+    #[test]
+    fn progress_is_reported_at_timers_while_a_message_is_part_way_through() {
+        let epoch = Instant::now();
+        let ms = Duration::from_millis;
+        let waking = |wakes: [u64; 3]| {
+            let mut p = pinger(vec![]);
+            p.wake = Some(epoch + ms(wakes[0]));
+            p.later = vec![epoch + ms(wakes[2]), epoch + ms(wakes[1])];
+            p
+        };
+        // 1000 bytes at 1000 B/s after 10 ms: they arrive from 10 ms to 1010 ms.
+        let model = LinkModel::Fixed { latency: ms(10), bandwidth: Some(1000.0) };
+        let nodes = vec![pinger(vec![1000]), waking([5, 505, 1500]), pinger(vec![])];
+        let mut net = Network::new(epoch, nodes, Links::draw(3, model, 0));
+        net.with_node(NodeId(0), |_, _| ());
+        net.with_node(NodeId(1), |_, _| ());
+        net.run_until(Duration::from_secs(2), |_| false);
+        assert_eq!(net.nodes()[1].progress, vec![(epoch + ms(505), NodeId(0))]);
+
+        // Through a downlink: from the moment the message reaches it, at 10 ms.
+        let model = LinkModel::Fixed { latency: ms(10), bandwidth: None };
+        let nodes = vec![pinger(vec![1000]), waking([5, 505, 1500]), pinger(vec![])];
+        let mut net = Network::new(epoch, nodes, Links::draw(3, model, 0));
+        net.set_downlink(NodeId(1), 1000.0);
+        net.with_node(NodeId(0), |_, _| ());
+        net.with_node(NodeId(1), |_, _| ());
+        net.run_until(Duration::from_secs(2), |_| false);
+        assert_eq!(net.nodes()[1].progress, vec![(epoch + ms(505), NodeId(0))]);
+        assert_eq!(net.nodes()[1].arrivals, vec![epoch + ms(1010)]);
+    }
+
+    #[test]
+    fn timers_fire_at_their_instant() {
+        let epoch = Instant::now();
+        let model = LinkModel::Fixed { latency: Duration::ZERO, bandwidth: None };
+        let mut net =
+            Network::new(epoch, vec![pinger(vec![]), pinger(vec![])], Links::draw(2, model, 0));
+        net.with_node(NodeId(0), |n, now| n.wake = Some(now + Duration::from_millis(42)));
+        assert!(net.run_until(Duration::from_secs(1), |net| net.nodes()[0].wake.is_none()));
+        assert_eq!(net.elapsed(), Duration::from_millis(42));
+    }
+}
