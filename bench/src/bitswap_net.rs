@@ -20,8 +20,8 @@ use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::{json, Value};
 use syncscope_node::net::bitswap::{Behaviour, Config, Event};
-use syncscope_proto::bitswap::raw_cid;
 use syncscope_node::store::MemoryBlockStore;
+use syncscope_proto::bitswap::raw_cid;
 
 use crate::libp2p_host::{listen_loopback, tcp_swarm};
 use crate::report::{render, spread, Format, Row};

@@ -11,7 +11,6 @@ mod bitswap_net;
 mod delay_proxy;
 mod libp2p_host;
 mod pullsync;
-mod pullsync_sim;
 mod relay;
 mod report;
 

@@ -13,17 +13,15 @@ use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::json;
 use syncscope_node::net::pullsync::Config;
-use syncscope_proto::pullsync::{
-    self, DeliveryMode, IntervalStore, MemoryReserve, RateLimit,
-};
+use syncscope_proto::pullsync::{self, DeliveryMode, IntervalStore, MemoryReserve, RateLimit};
 use syncscope_proto::swarm::{simd_path, Address, Chunk, Stamp, STAMP_SIZE};
 use web_time::Instant;
 
 use crate::alloc_counter;
 use crate::delay_proxy::DelayProxy;
 use crate::libp2p_host::Host;
-use crate::pullsync_sim::SimPair;
 use crate::report::{self, Format};
+use syncscope_sim::pullsync::SimPair;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {

@@ -18,8 +18,8 @@ use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use syncscope_node::cond_send::CondSend;
 use syncscope_node::net::bitswap::Config;
-use syncscope_proto::bitswap::{raw_cid, ProtocolVersion};
 use syncscope_node::store::{BlockStore, MemoryBlockStore, StoreError};
+use syncscope_proto::bitswap::{raw_cid, ProtocolVersion};
 
 const BLOCKS: usize = 100;
 

@@ -5,9 +5,12 @@
 //! the deterministic simulator (`syncscope-sim`), in native peers and in the browser.
 
 pub mod bitswap;
+mod core;
 pub mod framing;
 pub mod pullsync;
 pub mod rooms;
 pub mod swarm;
+
+pub use crate::core::Core;
 #[cfg(any(test, feature = "test-utils"))]
 pub mod test_utils;

@@ -24,6 +24,9 @@ pub mod bitswap;
 mod downlink;
 mod link;
 mod network;
+mod peer;
+pub mod pullsync;
 
 pub use link::{LinkModel, LinkParams, Links, SlowPairs};
 pub use network::{NetStats, Network, NodeId, Outgoing, SimNode};
+pub use peer::{App, Peer, Wire};

@@ -11,11 +11,11 @@
 
 use super::swarm_split::{SplitFile, SwarmSplitter};
 use super::unixfs_import::{ImportConfig, ImportedFile, UnixfsImporter};
-use syncscope_proto::swarm::{Stamp, STAMP_SIZE};
 use bytes::Bytes;
 use rand_chacha::rand_core::{RngCore, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 use sha2::{Digest, Sha256};
+use syncscope_proto::swarm::{Stamp, STAMP_SIZE};
 
 /// Bytes generated and imported at a time by [`import_demo`].
 const PIECE: usize = 64 * 1024;
@@ -123,8 +123,8 @@ pub fn import_demo(seed: u64, size: usize) -> DemoFile {
 mod tests {
     use super::*;
     use crate::content::{export_file, import_bytes, join_file, split_bytes, ExportLimits};
-    use syncscope_proto::test_utils::hex;
     use std::collections::HashMap;
+    use syncscope_proto::test_utils::hex;
 
     // RFC 8439 appendix A.1, test vector #1: the ChaCha20 block of the all-zero key and nonce,
     // block counter 0. Read in uneven pieces to cross word boundaries.

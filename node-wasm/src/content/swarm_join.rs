@@ -8,10 +8,10 @@
 //! after at most 8 levels, since spans shrink 128-fold per level.
 
 use super::swarm_split::BRANCHES;
+use bytes::Bytes;
 use syncscope_proto::swarm::{
     chunk_address, Address, ChunkError, ADDRESS_SIZE, CHUNK_SIZE, SPAN_SIZE,
 };
-use bytes::Bytes;
 use thiserror::Error;
 
 #[derive(Debug, Error, Clone, PartialEq, Eq)]

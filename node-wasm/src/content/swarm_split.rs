@@ -7,11 +7,11 @@
 //! up to the level above (so a file of 129 chunks has a root with one full intermediate chunk and
 //! one data chunk under it).
 
+use bytes::{BufMut, BytesMut};
+use std::collections::VecDeque;
 use syncscope_proto::swarm::{
     chunk_address, Address, Chunk, Stamp, ADDRESS_SIZE, CHUNK_SIZE, SPAN_SIZE,
 };
-use bytes::{BufMut, BytesMut};
-use std::collections::VecDeque;
 
 /// References per intermediate chunk: one chunk's worth of addresses.
 pub const BRANCHES: usize = CHUNK_SIZE / ADDRESS_SIZE;

@@ -2,7 +2,7 @@
 //! delivered and verified (what bee exports as `bee_pullsync_chunks_delivered`).
 
 use super::timeseries::Timeseries;
-use syncscope_proto::pullsync::{PullerEvent, PullerStats, ServerStats};
+use syncscope_proto::pullsync::{PullerStats, ServerStats};
 use web_time::Instant;
 
 /// Counters for a node's pull-sync, both directions.
@@ -51,10 +51,9 @@ impl PullsyncMetrics {
         PullsyncMetrics { delivered: Timeseries::per_second(origin, 3600) }
     }
 
-    pub fn observe<P>(&mut self, now: Instant, event: &PullerEvent<P>) {
-        if let PullerEvent::Chunk { .. } = event {
-            self.delivered.record(now, 1);
-        }
+    /// A chunk was delivered and verified.
+    pub fn record_delivery(&mut self, now: Instant) {
+        self.delivered.record(now, 1);
     }
 
     pub fn delivery_rate(&self) -> &Timeseries {

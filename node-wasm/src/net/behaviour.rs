@@ -7,9 +7,9 @@ use libp2p::{identify, identity::Keypair, ping, relay, swarm::NetworkBehaviour};
 use super::rooms::{rooms_behaviour, RoomsBehaviour, RoomsConfigError};
 use super::transport::PLATFORM;
 use super::{bitswap, pullsync};
+use crate::store::MemoryBlockStore;
 use syncscope_proto::bitswap::ClientMode;
 use syncscope_proto::pullsync::{DeliveryMode, MemoryIntervalStore, MemoryReserve};
-use crate::store::MemoryBlockStore;
 
 /// Identify protocol version shared by syncscope nodes and the relay.
 pub const IDENTIFY_PROTOCOL: &str = "/syncscope/0.1.0";
@@ -74,7 +74,8 @@ impl NodeBehaviour {
             pullsync: pullsync::Behaviour::new(
                 pullsync::Config::default()
                     .with_protocol(
-                        syncscope_proto::pullsync::Config::default().with_delivery(settings.delivery),
+                        syncscope_proto::pullsync::Config::default()
+                            .with_delivery(settings.delivery),
                     )
                     .with_storage_radius(settings.storage_radius),
                 overlay,

@@ -122,10 +122,10 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use syncscope_proto::framing::encode_frame;
-    use syncscope_proto::test_utils::Probe;
     use futures::executor::block_on;
     use futures::StreamExt;
+    use syncscope_proto::framing::encode_frame;
+    use syncscope_proto::test_utils::Probe;
 
     fn decode(body: &[u8]) -> Result<Probe, FrameError> {
         syncscope_proto::framing::decode_body(body)

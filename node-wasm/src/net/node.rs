@@ -16,8 +16,8 @@ use super::{bitswap, pullsync};
 use crate::content::{
     demo_stamp, import_bytes, split_bytes, ImportConfig, ImportError, ImportedFile, SplitFile,
 };
-use syncscope_proto::swarm::Address;
 use crate::rt;
+use syncscope_proto::swarm::Address;
 
 /// Events are dropped, not queued without bound, when the observer falls this far behind.
 const EVENT_QUEUE: usize = 1024;

@@ -80,8 +80,8 @@ impl BlockStore for MemoryBlockStore {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use syncscope_proto::bitswap::raw_cid;
     use futures::executor::block_on;
+    use syncscope_proto::bitswap::raw_cid;
 
     // The conformance suite every backend runs is tests/block_store_suite.
     #[test]

@@ -32,8 +32,8 @@ impl ChunkStore for MemoryReserve {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use syncscope_proto::swarm::{Address, Stamp, STAMP_SIZE};
     use bytes::Bytes;
+    use syncscope_proto::swarm::{Address, Stamp, STAMP_SIZE};
 
     #[test]
     fn memory_store_puts_once_and_serves_what_it_holds() {

@@ -1,8 +1,8 @@
 //! What every `BlockStore` backend must do: one suite, run over each backend on its target.
 
 use bytes::Bytes;
-use syncscope_proto::bitswap::raw_cid;
 use syncscope_node::store::BlockStore;
+use syncscope_proto::bitswap::raw_cid;
 
 pub async fn conformance(store: impl BlockStore) {
     let data = Bytes::from_static(b"a verified block");

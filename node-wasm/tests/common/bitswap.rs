@@ -7,8 +7,8 @@ use libp2p::{Multiaddr, PeerId};
 use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use syncscope_node::net::bitswap::{Behaviour, Config, Event};
-use syncscope_proto::bitswap::{raw_cid, ProtocolVersion, SessionId};
 use syncscope_node::store::{BlockStore, MemoryBlockStore};
+use syncscope_proto::bitswap::{raw_cid, ProtocolVersion, SessionId};
 
 use super::{swarm, Running};
 

@@ -12,6 +12,7 @@ use super::server::{Server, ServerEvent};
 use super::session::SessionId;
 use super::stats::{Counters, Stats};
 use super::{Config, ProtocolVersion};
+use crate::Core;
 
 /// Everything the node reports, in one stream.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,19 +49,6 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Node<P> {
 
     pub fn server(&self) -> &Server<P> {
         &self.server
-    }
-
-    /// A peer connected with `version` negotiated.
-    pub fn peer_connected(&mut self, peer: P, version: ProtocolVersion) {
-        self.versions.insert(peer, version);
-        self.client.peer_connected(peer, version);
-        self.server.peer_connected(peer, version);
-    }
-
-    pub fn peer_disconnected(&mut self, now: Instant, peer: P) {
-        self.versions.remove(&peer);
-        self.client.peer_disconnected(now, peer);
-        self.server.peer_disconnected(peer);
     }
 
     /// The version negotiated with `peer`, to encode its frames with.
@@ -128,42 +116,6 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Node<P> {
         self.server.handle_sent(peer);
     }
 
-    pub fn handle_timeout(&mut self, now: Instant) {
-        self.client.handle_timeout(now);
-    }
-
-    /// Next message to send. Server responses come first: local work before new requests.
-    /// Call [`Node::handle_sent`] for server messages ([`Transmit::from_server`]) once written.
-    pub fn poll_transmit(&mut self) -> Option<Transmit<P>> {
-        let (peer, msg, from_server) = match self.server.poll_transmit() {
-            Some((p, m)) => (p, m, true),
-            None => {
-                let (p, m) = self.client.poll_transmit()?;
-                (p, m, false)
-            }
-        };
-        let len = self.framed_len(peer, &msg);
-        self.transport.record(peer, |c| {
-            c.msgs_sent += 1;
-            c.bytes_sent += len as u64;
-        });
-        Some(Transmit { peer, msg, len, from_server })
-    }
-
-    pub fn poll_timeout(&self) -> Option<Instant> {
-        self.client.poll_timeout()
-    }
-
-    pub fn poll_event(&mut self) -> Option<Event<P>> {
-        if let Some(ServerEvent::Load(cid)) = self.server.poll_event() {
-            return Some(Event::Load(cid));
-        }
-        self.client.poll_event().map(|e| match e {
-            client::Event::Block { session, block } => Event::Block { session, block },
-            client::Event::Misbehaved { peer, cid } => Event::Misbehaved { peer, cid },
-        })
-    }
-
     /// Totals of every counter: a few additions, cheap enough to sample every frame.
     pub fn stats(&self) -> Counters {
         let mut c = self.transport.total;
@@ -187,6 +139,67 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Node<P> {
     /// Size of `msg` on the wire to `peer`.
     pub fn framed_len(&self, peer: P, msg: &Message) -> usize {
         msg.framed_len(self.version(peer).unwrap_or(ProtocolVersion::V1_2_0))
+    }
+}
+
+impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Core for Node<P> {
+    type Peer = P;
+    type PeerInfo = ProtocolVersion;
+    type Input = Message;
+    type Transmit = Transmit<P>;
+    type Event = Event<P>;
+
+    /// A peer connected with `version` negotiated.
+    fn peer_connected(&mut self, _: Instant, peer: P, version: ProtocolVersion) {
+        self.versions.insert(peer, version);
+        self.client.peer_connected(peer, version);
+        self.server.peer_connected(peer, version);
+    }
+
+    fn peer_disconnected(&mut self, now: Instant, peer: P) {
+        self.versions.remove(&peer);
+        self.client.peer_disconnected(now, peer);
+        self.server.peer_disconnected(peer);
+    }
+
+    fn handle_input(&mut self, now: Instant, peer: P, msg: Message) {
+        self.handle_message(now, peer, &msg);
+    }
+
+    fn handle_timeout(&mut self, now: Instant) {
+        self.client.handle_timeout(now);
+    }
+
+    /// Next message to send. Server responses come first: local work before new requests.
+    /// Call [`Node::handle_sent`] for server messages ([`Transmit::from_server`]) once written.
+    fn poll_transmit(&mut self, _: Instant) -> Option<Transmit<P>> {
+        let (peer, msg, from_server) = match self.server.poll_transmit() {
+            Some((p, m)) => (p, m, true),
+            None => {
+                let (p, m) = self.client.poll_transmit()?;
+                (p, m, false)
+            }
+        };
+        let len = self.framed_len(peer, &msg);
+        self.transport.record(peer, |c| {
+            c.msgs_sent += 1;
+            c.bytes_sent += len as u64;
+        });
+        Some(Transmit { peer, msg, len, from_server })
+    }
+
+    fn poll_event(&mut self) -> Option<Event<P>> {
+        if let Some(ServerEvent::Load(cid)) = self.server.poll_event() {
+            return Some(Event::Load(cid));
+        }
+        self.client.poll_event().map(|e| match e {
+            client::Event::Block { session, block } => Event::Block { session, block },
+            client::Event::Misbehaved { peer, cid } => Event::Misbehaved { peer, cid },
+        })
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        self.client.poll_timeout()
     }
 }
 

@@ -41,6 +41,9 @@ pub struct Config {
     pub retry_delay: Duration,
     /// Most inbound streams the server keeps open per peer; bee pullers use up to two per bin.
     pub max_inbound_streams: usize,
+    /// Bytes handed to the glue but not yet taken by sockets, beyond which the server encodes no
+    /// more deliveries ([`Node::set_backlog`](super::Node::set_backlog)).
+    pub max_backlog: usize,
 }
 
 impl Default for Config {
@@ -53,6 +56,7 @@ impl Default for Config {
             stream_timeout: Duration::from_secs(30),
             retry_delay: Duration::from_secs(1),
             max_inbound_streams: 2 * 32 + 2,
+            max_backlog: 4 * 1024 * 1024,
         }
     }
 }
@@ -85,6 +89,11 @@ impl Config {
 
     pub fn with_retry_delay(mut self, delay: Duration) -> Self {
         self.retry_delay = delay;
+        self
+    }
+
+    pub fn with_max_backlog(mut self, bytes: usize) -> Self {
+        self.max_backlog = bytes.max(1);
         self
     }
 

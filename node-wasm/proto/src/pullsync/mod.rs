@@ -92,6 +92,7 @@ mod config;
 mod in_flight;
 mod interval;
 mod message;
+mod node;
 mod puller;
 mod rate_limit;
 mod reserve;
@@ -108,8 +109,9 @@ pub use message::{
     Ack, Chunk, Delivery, DeliveryBatch, Get, Offer, Syn, Want, BATCHED_PROTOCOL_NAME,
     CURSORS_PROTOCOL_NAME, MAX_BATCH, MAX_MESSAGE_SIZE, PROTOCOL_NAME,
 };
+pub use node::{Event, Misbehaviour, Node};
 pub use puller::{PullError, Puller, PullerEvent, PullerStats, MAX_PO_DELTA};
 pub use reserve::{BinEntry, ChunkPresence, MemoryReserve, ReserveIndex};
 pub use server::{ProvideError, ServeError, Server, ServerEvent, ServerStats};
-pub use stream::{Protocol, StreamAction, StreamId, Transmit};
+pub use stream::{Protocol, StreamAction, StreamEvent, StreamId, StreamKey, Transmit};
 pub use want::{decode_want, encode_want, want_len, WantError};

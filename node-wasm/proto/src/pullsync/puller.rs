@@ -12,7 +12,7 @@ use super::in_flight::{InFlight, Settle};
 use super::interval::{IntervalStore, IntervalStoreError};
 use super::message::{self, Ack, Delivery, DeliveryBatch, Get, Offer, Syn, Want, MAX_MESSAGE_SIZE};
 use super::reserve::ChunkPresence;
-use super::stream::{Protocol, StreamAction, StreamId, Transmit};
+use super::stream::{Protocol, StreamAction, StreamId, StreamKey, Transmit};
 use super::want::encode_want;
 use crate::framing::{encode_frame_into, FrameDecoder, FrameError};
 use crate::swarm::MAX_BINS;
@@ -834,7 +834,7 @@ impl<P: Copy + Eq + Hash + Debug, S: IntervalStore> Puller<P, S> {
     }
 
     fn push(&mut self, peer: P, stream: StreamId, action: StreamAction) {
-        self.transmits.push_back(Transmit { peer, stream, action });
+        self.transmits.push_back(Transmit { peer, stream: StreamKey::Outbound(stream), action });
     }
 
     /// The start and the refetch count of the page on `stream`.

@@ -6,7 +6,7 @@ use super::message::MAX_MESSAGE_SIZE;
 use super::message::{self, Ack, Delivery, DeliveryBatch, Get, Offer, Syn, Want, MAX_BATCH};
 use super::rate_limit::RateLimiter;
 use super::reserve::{BinEntry, ReserveIndex};
-use super::stream::{Protocol, StreamAction, StreamId, Transmit};
+use super::stream::{Protocol, StreamAction, StreamId, StreamKey, Transmit};
 use super::want::{decode_want, WantError};
 use crate::framing::{encode_frame_into, framed_len, FrameDecoder, FrameError};
 use crate::swarm::{Chunk, ChunkRef, MAX_BINS};
@@ -150,7 +150,11 @@ impl<P: Copy + Eq + Hash + Debug> Server<P> {
         let count = self.stream_counts.entry(peer).or_default();
         if *count >= self.config.max_inbound_streams {
             self.stats.misbehaviours += 1;
-            self.transmits.push_back(Transmit { peer, stream, action: StreamAction::Reset });
+            self.transmits.push_back(Transmit {
+                peer,
+                stream: StreamKey::Inbound(stream),
+                action: StreamAction::Reset,
+            });
             self.events.push_back(ServerEvent::Misbehaved {
                 peer,
                 stream,
@@ -505,11 +509,15 @@ impl<P: Copy + Eq + Hash + Debug> Server<P> {
     fn counted(&mut self, (peer, stream): Key<P>, frame: Bytes) -> Transmit<P> {
         self.stats.messages_sent += 1;
         self.stats.bytes_sent += frame.len() as u64;
-        Transmit { peer, stream, action: StreamAction::Send(frame) }
+        Transmit { peer, stream: StreamKey::Inbound(stream), action: StreamAction::Send(frame) }
     }
 
     fn finish(&mut self, (peer, stream): Key<P>) {
-        self.transmits.push_back(Transmit { peer, stream, action: StreamAction::Finish });
+        self.transmits.push_back(Transmit {
+            peer,
+            stream: StreamKey::Inbound(stream),
+            action: StreamAction::Finish,
+        });
     }
 
     fn set_state(&mut self, key: Key<P>, state: State) {
@@ -522,7 +530,11 @@ impl<P: Copy + Eq + Hash + Debug> Server<P> {
         let (peer, stream) = key;
         self.remove(key);
         self.stats.misbehaviours += 1;
-        self.transmits.push_back(Transmit { peer, stream, action: StreamAction::Reset });
+        self.transmits.push_back(Transmit {
+            peer,
+            stream: StreamKey::Inbound(stream),
+            action: StreamAction::Reset,
+        });
         self.events.push_back(ServerEvent::Misbehaved { peer, stream, error });
     }
 

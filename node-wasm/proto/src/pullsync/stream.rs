@@ -34,11 +34,63 @@ impl Protocol {
     }
 }
 
-/// One thing for the glue to do on a stream.
+/// Which core a stream belongs to: the puller opens outbound streams, the server answers inbound
+/// ones. Each side numbers its own streams, so [`Node`](super::Node) names a stream with both.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum StreamKey {
+    Outbound(StreamId),
+    Inbound(StreamId),
+}
+
+impl StreamKey {
+    /// The stream's number within its side.
+    pub fn id(self) -> StreamId {
+        match self {
+            StreamKey::Outbound(id) | StreamKey::Inbound(id) => id,
+        }
+    }
+
+    /// The same stream seen from the other end.
+    pub fn remote(self) -> StreamKey {
+        match self {
+            StreamKey::Outbound(id) => StreamKey::Inbound(id),
+            StreamKey::Inbound(id) => StreamKey::Outbound(id),
+        }
+    }
+}
+
+/// What happened on one of a peer's streams: [`Node`](super::Node)'s input.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StreamEvent {
+    /// An inbound stream was opened by the peer on this protocol; on an outbound stream, the
+    /// protocol was agreed.
+    Opened(Protocol),
+    /// Bytes read from the stream.
+    Data(Bytes),
+    /// The peer finished writing.
+    Finished,
+    /// The stream failed to open, was reset, or its connection closed.
+    Reset,
+}
+
+impl From<StreamAction> for StreamEvent {
+    /// What one end's action looks like at the other end of a perfect wire.
+    fn from(action: StreamAction) -> StreamEvent {
+        match action {
+            StreamAction::Open(protocol) => StreamEvent::Opened(protocol),
+            StreamAction::Send(data) => StreamEvent::Data(data),
+            StreamAction::Finish => StreamEvent::Finished,
+            StreamAction::Reset => StreamEvent::Reset,
+        }
+    }
+}
+
+/// One thing for the glue to do on a stream: an outbound stream (the puller's) or an inbound one
+/// (the server's).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Transmit<P> {
     pub peer: P,
-    pub stream: StreamId,
+    pub stream: StreamKey,
     pub action: StreamAction,
 }
 

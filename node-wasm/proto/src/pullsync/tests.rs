@@ -302,7 +302,7 @@ impl Pair {
 
     fn drain(&mut self) {
         while let Some(t) = self.puller.poll_transmit() {
-            self.send(self.route(t.peer), Side::ToServer, t.stream, t.action);
+            self.send(self.route(t.peer), Side::ToServer, t.stream.id(), t.action);
         }
         while let Some(event) = self.puller.poll_event() {
             match event {
@@ -343,7 +343,7 @@ impl Pair {
             }
         }
         for (server, t) in out {
-            self.send(server, Side::ToClient, t.stream, t.action);
+            self.send(server, Side::ToClient, t.stream.id(), t.action);
         }
     }
 
@@ -663,8 +663,8 @@ impl Scripted {
             if let StreamAction::Send(frame) = t.action {
                 let body = frame.slice(1..);
                 if let Ok(get) = message::decode::<Get>(body) {
-                    if t.stream != StreamId(0) {
-                        gets.push((t.stream, get));
+                    if t.stream.id() != StreamId(0) {
+                        gets.push((t.stream.id(), get));
                     }
                 }
             }
@@ -712,7 +712,7 @@ impl Scripted {
     fn assert_reset_and_retry(&mut self) {
         let mut reset = false;
         while let Some(t) = self.puller.poll_transmit() {
-            reset |= t.stream == self.page && t.action == StreamAction::Reset;
+            reset |= t.stream.id() == self.page && t.action == StreamAction::Reset;
         }
         assert!(reset, "stream not reset");
         let retry = self.puller.poll_timeout().unwrap();
@@ -735,13 +735,13 @@ fn sent(puller: &mut Puller<u8, MemoryIntervalStore>) -> Sent {
     while let Some(t) = puller.poll_transmit() {
         match t.action {
             StreamAction::Open(protocol) => {
-                kinds.insert(t.stream, protocol);
+                kinds.insert(t.stream.id(), protocol);
             }
-            StreamAction::Send(frame) if kinds.get(&t.stream) != Some(&Protocol::Cursors) => {
+            StreamAction::Send(frame) if kinds.get(&t.stream.id()) != Some(&Protocol::Cursors) => {
                 let body = frame.slice(1..);
                 match message::decode::<Get>(body.clone()) {
-                    Ok(get) if get.start > 0 => sent.gets.push((t.peer, t.stream)),
-                    _ => sent.wants.push((t.peer, t.stream, message::decode(body).unwrap())),
+                    Ok(get) if get.start > 0 => sent.gets.push((t.peer, t.stream.id())),
+                    _ => sent.wants.push((t.peer, t.stream.id(), message::decode(body).unwrap())),
                 }
             }
             _ => {}
@@ -872,10 +872,7 @@ fn truncated_message_is_an_error_at_end_of_stream() {
     s.puller.handle_stream_finished(s.now, s.page);
     let (stored, errors) = s.events();
     assert!(stored.is_empty());
-    assert!(matches!(
-        errors[..],
-        [PullError::Frame(crate::framing::FrameError::Truncated { .. })]
-    ));
+    assert!(matches!(errors[..], [PullError::Frame(crate::framing::FrameError::Truncated { .. })]));
     s.assert_reset_and_retry();
 }
 
@@ -885,10 +882,7 @@ fn message_cut_short_inside_its_frame_is_a_protobuf_error() {
     // A frame of 5 bytes claiming a 32-byte address field.
     s.puller.handle_data(s.now, s.page, &[5, 0x12, 34, 0x0a, 32, 1], &s.store);
     let (_, errors) = s.events();
-    assert!(matches!(
-        errors[..],
-        [PullError::Frame(crate::framing::FrameError::Protobuf(_))]
-    ));
+    assert!(matches!(errors[..], [PullError::Frame(crate::framing::FrameError::Protobuf(_))]));
 }
 
 #[test]

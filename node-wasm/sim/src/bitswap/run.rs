@@ -11,8 +11,9 @@ use web_time::Instant;
 
 use super::node::SimBitswapNode;
 use super::scenario::Scenario;
-use syncscope_proto::bitswap::{raw_cid, ClientMode, Config, Node, ProtocolVersion};
 use crate::{Links, Network, NodeId};
+use syncscope_proto::bitswap::{raw_cid, ClientMode, Config, Node, ProtocolVersion};
+use syncscope_proto::Core;
 
 /// Virtual time after which a run is reported as not complete.
 const TIME_LIMIT: Duration = Duration::from_secs(600);
@@ -75,9 +76,9 @@ pub fn run(scenario: &Scenario, mode: ClientMode) -> RunResult {
             let config = Config::new(mode).with_rng_seed(scenario.seed.wrapping_add(i as u64));
             let mut node = Node::new(config);
             for peer in (0..scenario.nodes).filter(|p| *p != i) {
-                node.peer_connected(NodeId(peer as u32), version);
+                node.peer_connected(epoch, NodeId(peer as u32), version);
             }
-            SimBitswapNode::new(node, scenario.store_latency)
+            SimBitswapNode::with_store(node, scenario.store_latency)
         })
         .collect();
     let mut net = Network::new(epoch, nodes, links);

@@ -23,10 +23,11 @@ use web_time::Instant;
 use super::handler::{Command, Handler, HandlerConfig, HandlerEvent, StreamError};
 use crate::cond_send::BoxFuture;
 use crate::net::core_timer::CoreTimer;
+use crate::store::{BlockStore, StoreError};
 use syncscope_proto::bitswap::{
     self, verify, Counters, Message, Node, ProtocolVersion, SessionId, Transmit, VerifyError,
 };
-use crate::store::{BlockStore, StoreError};
+use syncscope_proto::Core;
 
 /// Settings of the Bitswap glue: the core's [`bitswap::Config`] plus what the glue decides.
 #[derive(Debug, Clone)]
@@ -453,7 +454,7 @@ impl<S: BlockStore> Behaviour<S> {
         loop {
             self.refill(now);
             let mut progress = false;
-            while let Some(t) = self.node.poll_transmit() {
+            while let Some(t) = self.node.poll_transmit(now) {
                 progress = true;
                 self.route(t);
             }
@@ -677,7 +678,7 @@ impl<S: BlockStore> Behaviour<S> {
         match (p.connected, version) {
             (false, Some(version)) if !p.closing => {
                 p.connected = true;
-                self.node.peer_connected(peer, version);
+                self.node.peer_connected(now, peer, version);
                 self.actions
                     .push_back(ToSwarm::GenerateEvent(Event::PeerConnected { peer, version }));
             }

@@ -1,6 +1,6 @@
-//! The node-wide side of pull-sync: owns the [`Server`] and [`Puller`] cores and the chunk store,
-//! routes stream actions to connection handlers and what they read back to the cores, drives the
-//! cores' timers, stores delivered chunks and serves wanted ones.
+//! The node-wide side of pull-sync: owns the sans-IO [`Node`] (and through it the chunk store),
+//! routes its stream actions to connection handlers and what they read back to it, drives its
+//! timer, stores delivered chunks and serves wanted ones.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
@@ -17,15 +17,15 @@ use web_time::Instant;
 
 use super::handler::{Command, Handler, HandlerEvent, Shared, WriteQueue};
 use super::overlay::overlay_of;
-use super::protocol::StreamKey;
 use crate::metrics::{PullsyncCounters, PullsyncMetrics, Timeseries};
 use crate::net::core_timer::CoreTimer;
-use syncscope_proto::pullsync::{
-    self, IntervalStore, IntervalStoreError, PullError, Puller, PullerEvent, PullerStats,
-    ServeError, Server, ServerEvent, ServerStats, StreamAction, Transmit,
-};
-use syncscope_proto::swarm::{Address, Chunk};
 use crate::store::{ChunkStore, StoreError};
+use syncscope_proto::pullsync::{
+    self, IntervalStore, IntervalStoreError, Misbehaviour, Node, PullerStats, ServerStats,
+    StreamAction, StreamEvent, StreamId, StreamKey, Transmit,
+};
+use syncscope_proto::swarm::{Address, Chunk, ChunkRef};
+use syncscope_proto::Core;
 
 /// Settings of the pull-sync glue: the cores' [`pullsync::Config`] plus what the glue decides.
 #[derive(Clone, Debug)]
@@ -34,9 +34,6 @@ pub struct Config {
     pub protocol: pullsync::Config,
     /// Chunks whose proximity to this node is below the radius are neither wanted nor synced.
     pub storage_radius: u8,
-    /// Encoded frames handed to connections but not yet written; the server stops encoding
-    /// deliveries above it until sockets drain.
-    pub max_queued_bytes: usize,
     /// Most bytes a connection takes from a stream in one read, and the buffer each connection
     /// keeps for it. Reading whatever yamux holds in one go (up to a window) means fewer hops to
     /// the behaviour and window updates sooner: 64 KiB reads ran at under 40,000 chunks/s where
@@ -49,7 +46,6 @@ impl Default for Config {
         Config {
             protocol: pullsync::Config::default(),
             storage_radius: 0,
-            max_queued_bytes: 4 * 1024 * 1024,
             read_buffer: 1024 * 1024,
         }
     }
@@ -66,27 +62,10 @@ impl Config {
         self
     }
 
-    pub fn with_max_queued_bytes(mut self, bytes: usize) -> Self {
-        self.max_queued_bytes = bytes.max(1);
-        self
-    }
-
     pub fn with_read_buffer(mut self, bytes: usize) -> Self {
         self.read_buffer = bytes.max(1);
         self
     }
-}
-
-/// How a peer broke the protocol.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum Misbehaviour {
-    /// As a server to our puller.
-    #[error("as a server: {0}")]
-    Serving(PullError),
-    /// As a puller of our server.
-    #[error("as a puller: {0}")]
-    Pulling(ServeError),
 }
 
 #[derive(Debug)]
@@ -139,9 +118,7 @@ struct Connection {
 pub struct Behaviour<S, I> {
     config: Config,
     overlay: Address,
-    store: S,
-    server: Server<PeerId>,
-    puller: Puller<PeerId, I>,
+    node: Node<PeerId, I, S>,
     overlays: HashMap<PeerId, Address>,
     /// Open connections, established or not yet reported.
     connections: HashMap<ConnectionId, Connection>,
@@ -154,6 +131,7 @@ pub struct Behaviour<S, I> {
     /// it closes that connection.
     input: Option<ConnectionId>,
     actions: VecDeque<ToSwarm<Event, Command>>,
+    /// A chunk was stored since the server last looked at the reserve.
     reserve_changed: bool,
     timer: CoreTimer,
     waker: Option<Waker>,
@@ -166,14 +144,12 @@ impl<S: ChunkStore, I: IntervalStore> Behaviour<S, I> {
     /// `intervals`.
     pub fn new(config: Config, overlay: Address, store: S, intervals: I) -> Self {
         let now = Instant::now();
-        let mut puller = Puller::new(config.protocol.clone(), overlay, intervals);
-        puller.set_storage_radius(now, config.storage_radius);
+        let mut node = Node::new(config.protocol.clone(), overlay, intervals, store);
+        node.set_storage_radius(now, config.storage_radius);
         Behaviour {
-            server: Server::new(config.protocol.clone()),
-            puller,
+            node,
             config,
             overlay,
-            store,
             overlays: HashMap::new(),
             connections: HashMap::new(),
             peers: HashMap::new(),
@@ -205,19 +181,19 @@ impl<S: ChunkStore, I: IntervalStore> Behaviour<S, I> {
     }
 
     pub fn storage_radius(&self) -> u8 {
-        self.puller.storage_radius()
+        self.node.storage_radius()
     }
 
     /// Changes which bins are synced from whom and which offered chunks are wanted.
     pub fn set_storage_radius(&mut self, radius: u8) {
-        self.puller.set_storage_radius(Instant::now(), radius);
+        self.node.set_storage_radius(Instant::now(), radius);
         self.wake();
     }
 
     /// Stores a chunk that this node created or received outside pull-sync (an upload), so that
     /// it is offered to pullers.
     pub fn store_chunk(&mut self, chunk: Chunk) -> Result<bool, StoreError> {
-        let stored = self.store.put(chunk)?;
+        let stored = self.node.reserve_mut().put(chunk)?;
         if stored {
             self.reserve_changed = true;
             self.wake();
@@ -226,30 +202,30 @@ impl<S: ChunkStore, I: IntervalStore> Behaviour<S, I> {
     }
 
     pub fn store(&self) -> &S {
-        &self.store
+        self.node.reserve()
     }
 
     /// The chunk store itself. Chunks put here directly are offered only once
     /// [`Behaviour::store_chunk`] or another stored chunk next tells the server.
     pub fn store_mut(&mut self) -> &mut S {
-        &mut self.store
+        self.node.reserve_mut()
     }
 
     pub fn intervals(&self) -> &I {
-        self.puller.store()
+        self.node.intervals()
     }
 
     pub fn intervals_mut(&mut self) -> &mut I {
-        self.puller.store_mut()
+        self.node.intervals_mut()
     }
 
     /// Bins currently synced from `peer`.
     pub fn syncing_bins(&self, peer: &PeerId) -> Vec<u8> {
-        self.puller.syncing_bins(peer)
+        self.node.syncing_bins(peer)
     }
 
     pub fn stats(&self) -> Stats {
-        let (puller, server) = (self.puller.stats(), self.server.stats());
+        let (puller, server) = (self.node.puller_stats(), self.node.server_stats());
         let queued_bytes = self.queued_bytes();
         let now = Instant::now();
         Stats {
@@ -280,72 +256,47 @@ impl<S: ChunkStore, I: IntervalStore> Behaviour<S, I> {
 
     fn on_handler_event(&mut self, peer: PeerId, conn: ConnectionId, event: HandlerEvent) {
         let now = Instant::now();
-        match event {
+        let (stream, input) = match event {
             HandlerEvent::InboundOpened { stream, protocol } => {
-                self.routes.insert(StreamKey::Inbound(stream), (peer, conn));
-                self.server.handle_stream_opened(peer, stream, protocol);
+                let key = StreamKey::Inbound(stream);
+                self.routes.insert(key, (peer, conn));
+                (key, StreamEvent::Opened(protocol))
             }
-            HandlerEvent::Data { stream: StreamKey::Outbound(id), data } => {
-                self.puller.handle_bytes(now, id, data, &self.store);
-            }
-            HandlerEvent::Data { stream: StreamKey::Inbound(id), data } => {
-                self.server.handle_bytes(now, peer, id, data, &self.store);
-            }
-            HandlerEvent::Finished { stream: StreamKey::Outbound(id) } => {
-                self.puller.handle_stream_finished(now, id);
-            }
-            HandlerEvent::Finished { stream: key @ StreamKey::Inbound(id) } => {
-                self.server.handle_stream_finished(peer, id);
-                // A request the peer abandoned gets no answer: close our side too.
-                if !self.server.has_stream(peer, id) {
-                    self.send(conn, key, StreamAction::Finish);
-                }
-            }
+            HandlerEvent::Data { stream, data } => (stream, StreamEvent::Data(data)),
+            HandlerEvent::Finished { stream } => (stream, StreamEvent::Finished),
             HandlerEvent::Failed { stream } => {
                 self.routes.remove(&stream);
-                self.stream_failed(now, peer, stream);
+                (stream, StreamEvent::Reset)
             }
             HandlerEvent::Closed { stream } => {
                 self.routes.remove(&stream);
+                return;
             }
-        }
+        };
+        self.node.handle_input(now, peer, (stream, input));
         self.input = Some(conn);
         self.drain(now);
         self.input = None;
     }
 
-    fn stream_failed(&mut self, now: Instant, peer: PeerId, stream: StreamKey) {
-        match stream {
-            StreamKey::Outbound(id) => self.puller.handle_stream_failed(now, id),
-            StreamKey::Inbound(id) => self.server.handle_stream_reset(peer, id),
-        }
-    }
-
-    /// Drains both cores until neither has anything left, in the order the cores' contract
-    /// gives: transmits, then events. Deliveries are encoded only while sockets keep up.
+    /// Drains the node until it has nothing left, in the order the core contract gives:
+    /// transmits, then events. Deliveries are encoded only while sockets keep up.
     fn drain(&mut self, now: Instant) {
         loop {
             let mut progress = false;
-            while let Some(t) = self.puller.poll_transmit() {
+            self.node.set_backlog(self.queued_bytes());
+            while let Some(t) = self.node.poll_transmit(now) {
                 progress = true;
-                self.route(now, StreamKey::Outbound(t.stream), t);
+                self.route(now, t);
+                self.node.set_backlog(self.queued_bytes());
             }
-            while self.queued_bytes() < self.config.max_queued_bytes {
-                let Some(t) = self.server.poll_transmit(now) else { break };
+            while let Some(event) = self.node.poll_event() {
                 progress = true;
-                self.route(now, StreamKey::Inbound(t.stream), t);
-            }
-            while let Some(event) = self.puller.poll_event() {
-                progress = true;
-                self.on_puller_event(now, event);
+                self.on_node_event(now, event);
             }
             if std::mem::take(&mut self.reserve_changed) {
                 progress = true;
-                self.server.handle_reserve_changed(now, &self.store);
-            }
-            while let Some(event) = self.server.poll_event() {
-                progress = true;
-                self.on_server_event(event);
+                self.node.handle_reserve_changed(now);
             }
             if !progress {
                 return;
@@ -353,7 +304,12 @@ impl<S: ChunkStore, I: IntervalStore> Behaviour<S, I> {
         }
     }
 
-    fn route(&mut self, now: Instant, key: StreamKey, t: Transmit<PeerId>) {
+    fn stream_failed(&mut self, now: Instant, peer: PeerId, stream: StreamKey) {
+        self.node.handle_input(now, peer, (stream, StreamEvent::Reset));
+    }
+
+    fn route(&mut self, now: Instant, t: Transmit<PeerId>) {
+        let key = t.stream;
         match t.action {
             StreamAction::Open(protocol) => {
                 let conn = self.peers.get(&t.peer).and_then(|conns| conns.first()).copied();
@@ -387,12 +343,12 @@ impl<S: ChunkStore, I: IntervalStore> Behaviour<S, I> {
         });
     }
 
-    fn on_puller_event(&mut self, now: Instant, event: PullerEvent<PeerId>) {
-        self.metrics.observe(now, &event);
+    fn on_node_event(&mut self, now: Instant, event: pullsync::Event<PeerId>) {
         let event = match event {
-            PullerEvent::Chunk { peer, bin, chunk } => {
+            pullsync::Event::Chunk { peer, bin, chunk } => {
+                self.metrics.record_delivery(now);
                 let address = chunk.address();
-                match self.store.put(chunk) {
+                match self.node.reserve_mut().put(chunk) {
                     Ok(true) => {
                         self.stats.chunks_stored += 1;
                         self.reserve_changed = true;
@@ -408,48 +364,38 @@ impl<S: ChunkStore, I: IntervalStore> Behaviour<S, I> {
                     }
                 }
             }
-            PullerEvent::IntervalSynced { peer, bin, start, end, live } => {
+            pullsync::Event::IntervalSynced { peer, bin, start, end, live } => {
                 Event::IntervalSynced { peer, bin, start, end, live }
             }
-            PullerEvent::Misbehaved { peer, error } => {
-                return self.misbehaved(peer, Misbehaviour::Serving(error));
+            pullsync::Event::ChunksWanted { peer, stream, chunks } => {
+                self.provide(peer, stream, &chunks);
+                Event::ChunksWanted { peer, count: chunks.len() }
             }
-            PullerEvent::StoreFailed { peer, bin, error } => {
+            pullsync::Event::Misbehaved { peer, error } if !error.disconnects() => {
+                tracing::debug!(%peer, %error, "pull-sync stream refused");
+                Event::Misbehaved { peer, error }
+            }
+            pullsync::Event::Misbehaved { peer, error } => return self.misbehaved(peer, error),
+            pullsync::Event::IntervalStoreFailed { peer, bin, error } => {
                 Event::IntervalStoreFailed { peer, bin, error }
             }
         };
         self.actions.push_back(ToSwarm::GenerateEvent(event));
     }
 
-    fn on_server_event(&mut self, event: ServerEvent<PeerId>) {
-        match event {
-            ServerEvent::ChunksWanted { peer, stream, chunks } => {
-                let count = chunks.len();
-                let found = chunks
-                    .iter()
-                    .map(|c| {
-                        self.store.get(c).unwrap_or_else(|error| {
-                            tracing::warn!(%error, address = %c.address, "wanted chunk unreadable");
-                            None
-                        })
-                    })
-                    .collect();
-                if let Err(error) = self.server.provide_chunks(peer, stream, found) {
-                    tracing::warn!(%error, "wanted chunks not provided");
-                }
-                self.actions.push_back(ToSwarm::GenerateEvent(Event::ChunksWanted { peer, count }));
-            }
-            // Over the stream cap is not worth a disconnection: a peer that reconnects before
-            // its old connection is seen closed briefly has both connections' streams open.
-            // The stream is reset, and the peer retries it later.
-            ServerEvent::Misbehaved { peer, error: error @ ServeError::TooManyStreams, .. } => {
-                let error = Misbehaviour::Pulling(error);
-                tracing::debug!(%peer, %error, "pull-sync stream refused");
-                self.actions.push_back(ToSwarm::GenerateEvent(Event::Misbehaved { peer, error }));
-            }
-            ServerEvent::Misbehaved { peer, error, .. } => {
-                self.misbehaved(peer, Misbehaviour::Pulling(error));
-            }
+    /// Reads the chunks a peer wants and hands them to the server.
+    fn provide(&mut self, peer: PeerId, stream: StreamId, chunks: &[ChunkRef]) {
+        let found = chunks
+            .iter()
+            .map(|c| {
+                self.node.reserve().get(c).unwrap_or_else(|error| {
+                    tracing::warn!(%error, address = %c.address, "wanted chunk unreadable");
+                    None
+                })
+            })
+            .collect();
+        if let Err(error) = self.node.provide_chunks(peer, stream, found) {
+            tracing::warn!(%error, "wanted chunks not provided");
         }
     }
 
@@ -477,7 +423,7 @@ impl<S: ChunkStore, I: IntervalStore> Behaviour<S, I> {
         if conns.len() == 1 {
             let overlay = self.peer_overlay(&peer);
             let now = Instant::now();
-            self.puller.add_peer(now, peer, overlay);
+            self.node.peer_connected(now, peer, overlay);
             self.drain(now);
         }
     }
@@ -495,8 +441,7 @@ impl<S: ChunkStore, I: IntervalStore> Behaviour<S, I> {
             conns.retain(|c| *c != conn);
             if conns.is_empty() {
                 self.peers.remove(&peer);
-                self.puller.remove_peer(now, peer);
-                self.server.handle_peer_disconnected(peer);
+                self.node.peer_disconnected(now, peer);
             }
         }
         self.drain(now);
@@ -507,16 +452,11 @@ impl<S: ChunkStore, I: IntervalStore> Behaviour<S, I> {
         loop {
             let now = Instant::now();
             if self.timer.take_due(now) {
-                self.puller.handle_timeout(now);
-                self.server.handle_timeout(now, &self.store);
+                self.node.handle_timeout(now);
                 self.drain(now);
             }
-            let next = [self.puller.poll_timeout(), self.server.poll_timeout()]
-                .into_iter()
-                .flatten()
-                .min();
             // Deadlines move later with every delivery (stream timeouts).
-            self.timer.set_at_most(now, next);
+            self.timer.set_at_most(now, self.node.poll_timeout());
             if self.timer.poll(cx).is_pending() {
                 return;
             }

@@ -17,8 +17,8 @@ use libp2p::swarm::handler::{
 use libp2p::swarm::{ConnectionHandler, ConnectionHandlerEvent, SubstreamProtocol};
 use libp2p::Stream;
 
-use super::protocol::{StreamKey, Upgrade};
-use syncscope_proto::pullsync::{Protocol, StreamAction, StreamId};
+use super::protocol::Upgrade;
+use syncscope_proto::pullsync::{Protocol, StreamAction, StreamId, StreamKey};
 
 /// What the behaviour asks of one stream on this connection.
 #[derive(Debug)]

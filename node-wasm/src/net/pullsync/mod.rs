@@ -37,9 +37,10 @@ mod handler;
 mod overlay;
 mod protocol;
 
-pub use behaviour::{Behaviour, Config, Event, Misbehaviour, Stats};
+pub use behaviour::{Behaviour, Config, Event, Stats};
 pub use handler::{Command, Handler, HandlerEvent};
 pub use overlay::overlay_of;
-pub use protocol::{StreamKey, Upgrade};
+pub use protocol::Upgrade;
+pub use syncscope_proto::pullsync::{Misbehaviour, StreamKey};
 
 pub use crate::store::ChunkStore;

@@ -7,15 +7,7 @@ use std::future::{ready, Ready};
 use libp2p::core::upgrade::{InboundUpgrade, OutboundUpgrade, UpgradeInfo};
 use libp2p::{Stream, StreamProtocol};
 
-use syncscope_proto::pullsync::{Protocol, StreamId};
-
-/// Which core a stream belongs to: the puller opens outbound streams, the server answers inbound
-/// ones. Each side numbers its own streams, so the key needs both.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum StreamKey {
-    Outbound(StreamId),
-    Inbound(StreamId),
-}
+use syncscope_proto::pullsync::Protocol;
 
 fn stream_protocol(protocol: Protocol) -> StreamProtocol {
     StreamProtocol::new(protocol.name())
