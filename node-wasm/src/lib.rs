@@ -3,6 +3,7 @@
 //!
 //! - [`proto`]: the sans-IO protocol cores; no I/O, no clock, no libp2p.
 //! - [`content`]: files to UnixFS blocks and Swarm chunks and back, sans-IO as well.
+//! - [`config_json`]: [`PageConfig`], the `/config.json` the relay serves to the page.
 //! - [`net`]: libp2p glue; the only place where transports differ between targets.
 //! - [`store`]: storage backends.
 //! - [`metrics`]: counters and fixed-interval timeseries recorded from core events.
@@ -10,6 +11,7 @@
 //! - [`rt`]: spawning and sleeping on tokio or in the browser.
 
 pub mod cond_send;
+pub mod config_json;
 pub mod content;
 pub mod metrics;
 pub mod net;
@@ -17,3 +19,5 @@ pub mod proto;
 pub mod rt;
 pub mod sim;
 pub mod store;
+
+pub use config_json::{PageConfig, RelayTransport};
