@@ -6,6 +6,10 @@ async function memberIds(page) {
   return page.getByTestId('member').evaluateAll((els) => els.map((e) => e.dataset.peer));
 }
 
+async function memberKinds(page) {
+  return page.getByTestId('member').evaluateAll((els) => els.map((e) => e.dataset.kind));
+}
+
 async function ownId(page) {
   await page.getByTestId('own-peer-id').filter({ hasText: /^12D3KooW/ }).waitFor({ timeout: 30_000 });
   return page.getByTestId('own-peer-id').textContent();
@@ -27,6 +31,7 @@ export default {
       await other.page.getByTestId('member-count').filter({ hasText: '1 other peer' }).waitFor({ timeout: 15_000 });
       expect((await memberIds(page)).join(), 'first tab lists the second').toBe(b);
       expect((await memberIds(other.page)).join(), 'second tab lists the first').toBe(a);
+      expect((await memberKinds(page)).join(), 'the other tab is listed as a browser').toBe('browser');
       await screenshot(page, 'room-two-tabs');
       if (other.errors.length) throw new Error(`errors in the second tab:\n  ${other.errors.join('\n  ')}`);
     } finally {

@@ -5,14 +5,21 @@
 //! into them.
 //!
 //! - [`content`]: files to UnixFS blocks and Swarm chunks and back, sans-IO as well.
+//! - [`config_json`]: [`PageConfig`], the `/config.json` the relay serves to the page.
+//! - [`agent`]: identify agent strings and the [`PeerKind`] read off them.
 //! - [`net`]: libp2p glue; the only place where transports differ between targets.
 //! - [`store`]: storage backends.
 //! - [`metrics`]: counters and fixed-interval timeseries recorded from core events.
 //! - [`rt`]: spawning and sleeping on tokio or in the browser.
 
+pub mod agent;
 pub mod cond_send;
+pub mod config_json;
 pub mod content;
 pub mod metrics;
 pub mod net;
 pub mod rt;
 pub mod store;
+
+pub use agent::PeerKind;
+pub use config_json::{PageConfig, RelayTransport};

@@ -18,10 +18,12 @@ use libp2p::identity::Keypair;
 use libp2p::{PeerId, Stream, StreamProtocol};
 use syncscope_node::net::bitswap::{Config, Event, Misbehaviour, StreamError};
 use syncscope_node::net::framed::read_messages;
-use syncscope_proto::bitswap::{pb, prefix_of, raw_cid, Message, MAX_MESSAGE_SIZE};
+use syncscope_proto::bitswap::{
+    pb, prefix_of, raw_cid, Message, ProtocolVersion, MAX_MESSAGE_SIZE,
+};
 use syncscope_proto::framing::{encode_frame, FrameError};
 
-const BITSWAP: StreamProtocol = StreamProtocol::new("/ipfs/bitswap/1.2.0");
+const BITSWAP: StreamProtocol = StreamProtocol::new(ProtocolVersion::V1_2_0.protocol_id());
 
 #[derive(Debug, Clone, Copy)]
 enum Attack {

@@ -23,7 +23,7 @@ use syncscope_proto::bitswap::{
 };
 use tokio::sync::mpsc;
 
-const BITSWAP: StreamProtocol = StreamProtocol::new("/ipfs/bitswap/1.2.0");
+const BITSWAP: StreamProtocol = StreamProtocol::new(ProtocolVersion::V1_2_0.protocol_id());
 
 #[tokio::test]
 async fn a_peer_opening_a_stream_per_message_is_answered_on_the_seeds_stream() {

@@ -15,6 +15,7 @@ use libp2p::{
 use libp2p_webrtc::tokio::Certificate;
 use prometheus_client::registry::Registry;
 use syncscope_node::net::{rooms_behaviour, RoomsBehaviour, IDENTIFY_PROTOCOL};
+use syncscope_node::PeerKind;
 
 use crate::cli::{Cli, ConnectionLimits, RelayLimits};
 use crate::ip_limits::IpLimits;
@@ -38,8 +39,9 @@ impl RelayBehaviour {
             ip_limits: IpLimits::new(cli.connections.max_connections_per_ip),
             relay: relay::Behaviour::new(key.public().to_peer_id(), relay_config(&cli.limits)),
             identify: identify::Behaviour::new(
-                identify::Config::new(IDENTIFY_PROTOCOL.into(), key.public())
-                    .with_agent_version(format!("syncscope-relay/{}", env!("CARGO_PKG_VERSION"))),
+                identify::Config::new(IDENTIFY_PROTOCOL.into(), key.public()).with_agent_version(
+                    PeerKind::Relay.agent(env!("CARGO_PKG_VERSION")).unwrap_or_default(),
+                ),
             ),
             // Peers ping the relay as often as they like; the relay itself only checks liveness.
             ping: ping::Behaviour::new(ping::Config::new()),

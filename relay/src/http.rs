@@ -12,16 +12,9 @@ use tokio::{net::TcpListener, sync::watch};
 use tower_http::services::ServeDir;
 
 use crate::metrics::{self, RelayMetrics};
-use crate::network::{Listener, Snapshot};
+use syncscope_node::{PageConfig, RelayTransport};
 
-/// What a browser needs to join: who the relay is, how to dial it, and the room to join.
-#[derive(Debug, serde::Serialize)]
-pub struct BrowserConfig {
-    pub peer_id: String,
-    /// Dialable multiaddrs per transport, e.g. `"ws": ["/ip4/127.0.0.1/tcp/9001/ws/p2p/12D3.."]`.
-    pub addrs: BTreeMap<Listener, Vec<String>>,
-    pub room: String,
-}
+use crate::network::Snapshot;
 
 #[derive(Clone)]
 struct AppState {
@@ -66,13 +59,14 @@ pub fn router(
         .with_state(state)
 }
 
-async fn config_json(State(state): State<AppState>) -> Json<BrowserConfig> {
+/// `/config.json`: what a browser needs to join.
+async fn config_json(State(state): State<AppState>) -> Json<PageConfig> {
     let snap = state.snapshot.borrow();
-    let mut addrs: BTreeMap<Listener, Vec<String>> = BTreeMap::new();
+    let mut addrs: BTreeMap<RelayTransport, Vec<String>> = BTreeMap::new();
     for (kind, addr) in &snap.addrs {
         addrs.entry(*kind).or_default().push(addr.to_string());
     }
-    Json(BrowserConfig {
+    Json(PageConfig {
         peer_id: snap.peer_id.map(|p| p.to_string()).unwrap_or_default(),
         addrs,
         room: state.room.to_string(),

@@ -16,6 +16,7 @@ use libp2p::{
     Multiaddr, PeerId, Swarm,
 };
 use syncscope_node::net::TransportKind;
+use syncscope_node::RelayTransport;
 use syncscope_proto::rooms::topic_of;
 use tokio::sync::watch;
 
@@ -30,25 +31,13 @@ const LISTEN_TIMEOUT: Duration = Duration::from_secs(10);
 /// Member lists are published again this often, for peers that missed a change.
 const REPUBLISH_EVERY: Duration = Duration::from_secs(5);
 
-/// The transports the relay listens on, as named in `/config.json`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
-pub enum Listener {
-    #[serde(rename = "webrtc-direct")]
-    WebRtcDirect,
-    #[serde(rename = "ws")]
-    WebSocket,
-    #[serde(rename = "tcp")]
-    Tcp,
-}
-
-impl Listener {
-    fn of(addr: &Multiaddr) -> Option<Self> {
-        match TransportKind::of(addr) {
-            TransportKind::WebRtcDirect => Some(Self::WebRtcDirect),
-            TransportKind::WebSocket => Some(Self::WebSocket),
-            TransportKind::Tcp => Some(Self::Tcp),
-            _ => None,
-        }
+/// The transport a relay listen address is announced under in `/config.json`.
+fn listener_of(addr: &Multiaddr) -> Option<RelayTransport> {
+    match TransportKind::of(addr) {
+        TransportKind::WebRtcDirect => Some(RelayTransport::WebRtcDirect),
+        TransportKind::WebSocket => Some(RelayTransport::WebSocket),
+        TransportKind::Tcp => Some(RelayTransport::Tcp),
+        _ => None,
     }
 }
 
@@ -57,7 +46,7 @@ impl Listener {
 pub struct Snapshot {
     pub peer_id: Option<PeerId>,
     /// Dialable addresses (with `/p2p/<relay>`) per transport.
-    pub addrs: Vec<(Listener, Multiaddr)>,
+    pub addrs: Vec<(RelayTransport, Multiaddr)>,
 }
 
 pub struct Network {
@@ -102,7 +91,7 @@ impl Network {
     /// The relay's plain TCP address, for the native peers it runs itself.
     pub fn tcp_addr(&self) -> Multiaddr {
         let snap = self.snapshot.borrow();
-        let tcp = snap.addrs.iter().find(|(l, _)| *l == Listener::Tcp);
+        let tcp = snap.addrs.iter().find(|(l, _)| *l == RelayTransport::Tcp);
         tcp.or(snap.addrs.first()).map(|(_, a)| a.clone()).unwrap_or_else(Multiaddr::empty)
     }
 
@@ -146,9 +135,9 @@ impl Network {
             .announce
             .iter()
             .filter_map(|a| {
-                let kind = Listener::of(a)?;
+                let kind = listener_of(a)?;
                 let mut addr = a.clone();
-                if kind == Listener::WebRtcDirect
+                if kind == RelayTransport::WebRtcDirect
                     && !a.iter().any(|p| matches!(p, Protocol::Certhash(_)))
                 {
                     addr = addr.with(certhash.clone()?);
@@ -330,7 +319,7 @@ impl Network {
     }
 
     fn add_listen_addr(&mut self, address: Multiaddr) {
-        let Some(kind) = Listener::of(&address) else { return };
+        let Some(kind) = listener_of(&address) else { return };
         let peer_id = *self.swarm.local_peer_id();
         if self.announce.is_empty() {
             // Reservations carry the relay's external addresses; without --announce the bound

@@ -1,5 +1,5 @@
 //! The relay as a process: identity across restarts, errors for bad flags and data directories,
-//! metrics, and clean shutdown.
+//! `/config.json`, metrics, and clean shutdown.
 
 mod common;
 
@@ -9,6 +9,7 @@ use std::time::Duration;
 use common::{http_get, metric, node, relay_command, temp_dir, wait_for, Relay};
 use libp2p::multiaddr::Protocol;
 use syncscope_node::net::NodeEvent;
+use syncscope_node::{PageConfig, RelayTransport};
 
 fn certhash(relay: &Relay) -> String {
     let addr = relay.addr("webrtc-direct");
@@ -97,6 +98,23 @@ async fn metrics_report_connections_reservations_and_rooms() {
     assert!(metric(&text, "syncscope_relay_relayed_bytes_total").is_some());
     assert!(text.contains("libp2p_bandwidth"), "libp2p's own metrics are exported too");
     assert_eq!(http_get(&relay, "/healthz"), "ok");
+}
+
+#[test]
+fn config_json_names_the_relay_its_addresses_and_the_room() {
+    let relay = Relay::start(&["--room", "config-test"]);
+    let body = http_get(&relay, "/config.json");
+    let config: PageConfig =
+        serde_json::from_str(&body).expect("/config.json parses as PageConfig");
+    assert_eq!(config.peer_id, relay.peer_id.to_string());
+    assert_eq!(config.room, "config-test");
+    for transport in RelayTransport::ALL {
+        let addr = relay.addr(transport.name()).to_string();
+        assert!(
+            config.addrs.get(&transport).is_some_and(|a| a.contains(&addr)),
+            "{addr} in {body}"
+        );
+    }
 }
 
 #[cfg(unix)]

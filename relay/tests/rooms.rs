@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use common::{node, wait_for, Relay};
 use libp2p::PeerId;
 use syncscope_node::net::{NodeEvent, NodeHandle};
+use syncscope_node::PeerKind;
 
 /// Waits until `handle`'s latest view of `room` equals `expected`.
 async fn wait_members(
@@ -72,7 +73,7 @@ async fn member_addresses_go_through_the_relay_and_are_dialable() {
     let NodeEvent::Room(update) = event else { unreachable!() };
     let member = &update.members[0];
     assert_eq!(member.peer, b.peer_id);
-    assert!(member.agent.starts_with("syncscope/"), "agent {:?}", member.agent);
+    assert_eq!(member.kind, PeerKind::Native, "agent {:?}", member.agent);
     assert!(member.addrs[0].to_string().contains("/p2p-circuit/"), "{:?}", member.addrs);
     assert!(
         !member.addrs[0].to_string().contains("/ws/"),

@@ -107,15 +107,9 @@ fn RoomPanel(conn: Connection) -> impl IntoView {
 
 #[component]
 fn MemberRow(member: RoomMember) -> impl IntoView {
-    let kind = if member.agent.contains("(browser)") {
-        "browser"
-    } else if member.agent.contains("(native)") {
-        "native"
-    } else {
-        "peer"
-    };
+    let kind = member.kind.label();
     view! {
-        <li data-testid="member" data-peer=member.peer.to_string()>
+        <li data-testid="member" data-peer=member.peer.to_string() data-kind=kind>
             <span class=format!("badge {kind}")>{kind}</span>
             <code>{member.peer.to_string()}</code>
         </li>

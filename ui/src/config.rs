@@ -1,14 +1,13 @@
 //! `/config.json`, served by the relay: who the relay is and how to reach it.
 
-use std::collections::BTreeMap;
-
-use serde::Deserialize;
 use syncscope_node::net::RelayAddress;
+use syncscope_node::{PageConfig, RelayTransport};
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
 /// Transports in the order the page tries them: WebRTC-direct first, WebSocket as the fallback.
-const TRANSPORT_PREFERENCE: [&str; 2] = ["webrtc-direct", "ws"];
+const TRANSPORT_PREFERENCE: [RelayTransport; 2] =
+    [RelayTransport::WebRtcDirect, RelayTransport::WebSocket];
 
 /// A parameter of the page's URL, e.g. `room` in `?room=lab`.
 pub fn url_param(name: &str) -> Option<String> {
@@ -18,10 +17,10 @@ pub fn url_param(name: &str) -> Option<String> {
 
 /// The transports to try: the page's `?transport=` parameter if given, else all in preference
 /// order.
-pub fn transports_from_url() -> Vec<String> {
+pub fn transports_from_url() -> Result<Vec<RelayTransport>, String> {
     match url_param("transport") {
-        Some(t) => vec![t],
-        None => TRANSPORT_PREFERENCE.iter().map(|t| t.to_string()).collect(),
+        Some(t) => Ok(vec![t.parse().map_err(|e| format!("?transport={t}: {e}"))?]),
+        None => Ok(TRANSPORT_PREFERENCE.to_vec()),
     }
 }
 
@@ -43,33 +42,27 @@ pub fn share_link(room: &str, cid: Option<&str>) -> String {
     format!("{base}?{}", String::from(params.to_string()))
 }
 
-#[derive(Debug, Clone, Deserialize)]
-pub struct RelayConfig {
-    pub peer_id: String,
-    pub addrs: BTreeMap<String, Vec<String>>,
-    /// The relay's default room.
-    pub room: String,
-}
-
-impl RelayConfig {
-    /// The relay's address with its dialable multiaddrs for `transports`, in that order.
-    pub fn relay_address(&self, transports: &[String]) -> Result<RelayAddress, String> {
-        let peer_id =
-            self.peer_id.parse().map_err(|e| format!("relay peer id {:?}: {e}", self.peer_id))?;
-        let addrs = transports
-            .iter()
-            .flat_map(|t| self.addrs.get(t).into_iter().flatten())
-            .map(|a| a.parse().map_err(|e| format!("relay address {a:?}: {e}")))
-            .collect::<Result<Vec<_>, _>>()?;
-        if addrs.is_empty() {
-            return Err(format!("the relay announces no address for {}", transports.join(" or ")));
-        }
-        Ok(RelayAddress { peer_id, addrs })
+/// The relay's address with its dialable multiaddrs for `transports`, in that order.
+pub fn relay_address(
+    config: &PageConfig,
+    transports: &[RelayTransport],
+) -> Result<RelayAddress, String> {
+    let peer_id =
+        config.peer_id.parse().map_err(|e| format!("relay peer id {:?}: {e}", config.peer_id))?;
+    let addrs = transports
+        .iter()
+        .flat_map(|t| config.addrs.get(t).into_iter().flatten())
+        .map(|a| a.parse().map_err(|e| format!("relay address {a:?}: {e}")))
+        .collect::<Result<Vec<_>, _>>()?;
+    if addrs.is_empty() {
+        let names: Vec<&str> = transports.iter().map(|t| t.name()).collect();
+        return Err(format!("the relay announces no address for {}", names.join(" or ")));
     }
+    Ok(RelayAddress { peer_id, addrs })
 }
 
 /// Fetches and parses `/config.json` from the page's origin.
-pub async fn fetch() -> Result<RelayConfig, String> {
+pub async fn fetch() -> Result<PageConfig, String> {
     let window = web_sys::window().ok_or("no window")?;
     let response = JsFuture::from(window.fetch_with_str("/config.json"))
         .await

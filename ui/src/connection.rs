@@ -80,7 +80,7 @@ pub fn start(observers: Observers) -> Connection {
 
 async fn run(conn: Connection, observers: Observers) -> Result<(), String> {
     let config = config::fetch().await?;
-    let relay = config.relay_address(&config::transports_from_url())?;
+    let relay = config::relay_address(&config, &config::transports_from_url()?)?;
     let room = config::url_param("room").unwrap_or(config.room);
     conn.relay_peer_id.set(Some(relay.peer_id.to_string()));
     conn.status.set(Status::Connecting);

@@ -10,6 +10,7 @@ use libp2p::{
     identify, noise, ping, swarm::NetworkBehaviour, swarm::SwarmEvent, tcp, yamux, Multiaddr,
     SwarmBuilder,
 };
+use syncscope_node::net::IDENTIFY_PROTOCOL;
 use tokio::sync::{mpsc, watch};
 
 /// New connections opened per second, so that handshakes do not pile up in the relay's queue.
@@ -84,7 +85,7 @@ async fn hold(relay: Multiaddr, mut stop: watch::Receiver<bool>, ready: mpsc::Se
     };
     let Ok(builder) = builder.with_behaviour(|key| LoadPeer {
         identify: identify::Behaviour::new(identify::Config::new(
-            "/syncscope/0.1.0".into(),
+            IDENTIFY_PROTOCOL.into(),
             key.public(),
         )),
         ping: ping::Behaviour::new(ping::Config::new()),

@@ -5,8 +5,8 @@ use std::time::Duration;
 use libp2p::{identify, identity::Keypair, ping, relay, swarm::NetworkBehaviour};
 
 use super::rooms::{rooms_behaviour, RoomsBehaviour, RoomsConfigError};
-use super::transport::PLATFORM;
 use super::{bitswap, pullsync};
+use crate::agent::PeerKind;
 use crate::store::MemoryBlockStore;
 use syncscope_proto::bitswap::ClientMode;
 use syncscope_proto::pullsync::{DeliveryMode, MemoryIntervalStore, MemoryReserve};
@@ -54,7 +54,6 @@ impl NodeBehaviour {
         relay_client: relay::client::Behaviour,
         settings: ProtocolSettings,
     ) -> Result<Self, RoomsConfigError> {
-        let agent = format!("syncscope/{} ({PLATFORM})", env!("CARGO_PKG_VERSION"));
         let overlay = pullsync::overlay_of(&key.public().to_peer_id());
         let epoch = web_time::SystemTime::now()
             .duration_since(web_time::UNIX_EPOCH)
@@ -63,7 +62,7 @@ impl NodeBehaviour {
             relay_client,
             identify: identify::Behaviour::new(
                 identify::Config::new(IDENTIFY_PROTOCOL.into(), key.public())
-                    .with_agent_version(agent),
+                    .with_agent_version(PeerKind::local_agent()),
             ),
             ping: ping::Behaviour::new(ping::Config::new().with_interval(PING_INTERVAL)),
             rooms: rooms_behaviour(key)?,

@@ -10,6 +10,7 @@ use libp2p::{
 };
 
 use super::rooms::RoomsBehaviour;
+use crate::agent::PeerKind;
 use syncscope_proto::rooms::{room_of, topic_of, Member, RoomChange, RoomError, RoomView};
 
 /// A peer in a room, as the relay lists it.
@@ -19,7 +20,10 @@ pub struct RoomMember {
     /// Circuit addresses through the relay; the first goes through the same relay transport this
     /// node uses.
     pub addrs: Vec<Multiaddr>,
+    /// Its identify agent string, as the relay saw it.
     pub agent: String,
+    /// What it runs, read off `agent`.
+    pub kind: PeerKind,
 }
 
 /// What changed in a room.
@@ -110,5 +114,5 @@ fn member(m: &Member, relay_addr: Option<&Multiaddr>) -> Option<RoomMember> {
     if let Some(relay) = relay_addr.map(transport_part) {
         addrs.sort_by_key(|a| transport_part(a) != relay);
     }
-    Some(RoomMember { peer, addrs, agent: m.agent.clone() })
+    Some(RoomMember { peer, addrs, agent: m.agent.clone(), kind: PeerKind::of_agent(&m.agent) })
 }

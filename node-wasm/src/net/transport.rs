@@ -23,9 +23,6 @@ const IDLE_CONNECTION_TIMEOUT: Duration = Duration::from_secs(300);
 
 #[cfg(target_arch = "wasm32")]
 mod imp {
-    /// Shown to peers in identify's agent string.
-    pub const PLATFORM: &str = "browser";
-
     use libp2p::core::{upgrade::Version, Transport as _};
     use libp2p::{noise, webrtc_websys, websocket_websys, yamux, SwarmBuilder};
 
@@ -63,9 +60,6 @@ mod imp {
 
 #[cfg(not(target_arch = "wasm32"))]
 mod imp {
-    /// Shown to peers in identify's agent string.
-    pub const PLATFORM: &str = "native";
-
     use libp2p::{noise, tcp, yamux, SwarmBuilder};
 
     use super::*;
@@ -98,4 +92,4 @@ mod imp {
     }
 }
 
-pub use imp::{build_swarm, PLATFORM};
+pub use imp::build_swarm;

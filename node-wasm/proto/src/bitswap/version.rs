@@ -20,7 +20,7 @@ impl ProtocolVersion {
     pub const ALL: [ProtocolVersion; 4] = [Self::V1_2_0, Self::V1_1_0, Self::V1_0_0, Self::Legacy];
 
     /// The libp2p protocol id.
-    pub fn protocol_id(self) -> &'static str {
+    pub const fn protocol_id(self) -> &'static str {
         match self {
             Self::Legacy => "/ipfs/bitswap",
             Self::V1_0_0 => "/ipfs/bitswap/1.0.0",

@@ -115,8 +115,8 @@ mod tests {
         for p in Protocol::ALL {
             assert_eq!(Protocol::from_name(p.name()), Some(p));
         }
-        assert_eq!(Protocol::Pullsync.name(), "/swarm/pullsync/1.4.0/pullsync");
-        assert_eq!(Protocol::Cursors.name(), "/swarm/pullsync/1.4.0/cursors");
+        assert_eq!(Protocol::Pullsync.name(), PROTOCOL_NAME);
+        assert_eq!(Protocol::Cursors.name(), CURSORS_PROTOCOL_NAME);
         assert_eq!(Protocol::from_name("/swarm/pullsync/1.3.0/pullsync"), None);
     }
 }

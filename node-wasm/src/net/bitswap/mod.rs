@@ -71,6 +71,6 @@ pub mod protocol;
 
 pub use behaviour::{Behaviour, Config, Event, FetchError, Misbehaviour, Stats};
 pub use handler::{Command, Handler, HandlerConfig, HandlerEvent, StreamError, MAX_OPEN_ATTEMPTS};
-pub use protocol::{ProtocolName, Upgrade, PROTOCOL_NAMES};
+pub use protocol::{ProtocolName, Upgrade};
 
 pub use crate::store::BlockStore;

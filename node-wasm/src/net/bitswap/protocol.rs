@@ -14,10 +14,6 @@ use libp2p::Stream;
 
 use syncscope_proto::bitswap::ProtocolVersion;
 
-/// The four protocol names, newest first.
-pub const PROTOCOL_NAMES: [&str; 4] =
-    ["/ipfs/bitswap/1.2.0", "/ipfs/bitswap/1.1.0", "/ipfs/bitswap/1.0.0", "/ipfs/bitswap"];
-
 /// A protocol name that remembers which version it stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ProtocolName(pub ProtocolVersion);
@@ -75,10 +71,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn names_follow_the_spec_newest_first() {
+    fn names_are_the_versions_ids_newest_first() {
         let upgrade = Upgrade::new(ProtocolVersion::ALL.into());
         let names: Vec<String> = upgrade.protocol_info().map(|n| n.as_ref().to_owned()).collect();
-        assert_eq!(names, PROTOCOL_NAMES);
+        assert_eq!(names, ProtocolVersion::ALL.map(ProtocolVersion::protocol_id));
     }
 
     #[test]

@@ -76,14 +76,10 @@ mod tests {
             Upgrade::inbound().protocol_info().map(|p| p.as_ref().to_owned()).collect();
         assert_eq!(
             names,
-            [
-                "/swarm/pullsync/1.4.0/cursors",
-                "/swarm/pullsync/1.4.0/pullsync",
-                "/swarm/pullsync/1.4.0/pullsync-batched"
-            ]
+            [Protocol::Cursors.name(), Protocol::Pullsync.name(), Protocol::PullsyncBatched.name()]
         );
         let out: Vec<StreamProtocol> =
             Upgrade::outbound(Protocol::Cursors).protocol_info().collect();
-        assert_eq!(out, vec![StreamProtocol::new("/swarm/pullsync/1.4.0/cursors")]);
+        assert_eq!(out, vec![StreamProtocol::new(Protocol::Cursors.name())]);
     }
 }
