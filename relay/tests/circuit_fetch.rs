@@ -1,5 +1,6 @@
 //! Two native peers on a real relay process over WebSocket: one reserves a slot, the other dials
 //! it through the circuit and fetches 10 MiB over Bitswap, every block verified.
+#![allow(clippy::unwrap_used)] // helpers outside #[test] fns too (rust-clippy#11119)
 
 mod common;
 

@@ -1,4 +1,5 @@
 //! A peer that floods the relay is cut off, and the relay goes on serving everyone else.
+#![allow(clippy::unwrap_used)] // helpers outside #[test] fns too (rust-clippy#11119)
 
 mod common;
 

@@ -1,5 +1,6 @@
 //! Native peers: the relay's own seed peers serve deterministic demo content, and
 //! `syncscope-relay peer` processes on "other hosts" serve and fetch files through the relay.
+#![allow(clippy::unwrap_used)] // helpers outside #[test] fns too (rust-clippy#11119)
 
 mod common;
 

@@ -1,5 +1,6 @@
 //! The relay as a process: identity across restarts, errors for bad flags and data directories,
 //! `/config.json`, metrics, and clean shutdown.
+#![allow(clippy::unwrap_used)] // helpers outside #[test] fns too (rust-clippy#11119)
 
 mod common;
 

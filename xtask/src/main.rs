@@ -1,7 +1,7 @@
 //! Project automation, run as `cargo xtask <command>`:
 //!
 //! - `demo [RELAY FLAGS]`: install what is missing, build the UI, start the relay serving it.
-//! - `test`: every check CI runs, stage by stage, with a summary.
+//! - `test`: every check CI runs, stage by stage, with a summary; the tidy checks come first.
 //! - `e2e [FILTER]`: only the browser end-to-end suite.
 //! - `bench [NAME [FLAGS]]`: list the benchmarks, or run one.
 
@@ -10,6 +10,7 @@ mod cmd;
 mod demo;
 mod e2e;
 mod test;
+mod tidy;
 mod tools;
 mod ui;
 

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 
 use crate::cmd;
-use crate::{e2e, tools};
+use crate::{e2e, tidy, tools};
 
 struct Stage {
     name: &'static str,
@@ -14,6 +14,7 @@ struct Stage {
 }
 
 const STAGES: &[Stage] = &[
+    Stage { name: "tidy", run: tidy::run },
     Stage { name: "fmt", run: || cmd::run(cmd::cargo().args(["fmt", "--all", "--", "--check"])) },
     Stage { name: "clippy (native)", run: clippy_native },
     Stage { name: "clippy (wasm32)", run: clippy_wasm },

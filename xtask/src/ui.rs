@@ -1,9 +1,10 @@
-//! Builds the browser UI into `dist/` with Trunk.
+//! Builds the browser UI into `dist/` with Trunk, then checks its `.wasm` imports nothing from
+//! `env`.
 
 use anyhow::Result;
 
 use crate::cmd;
-use crate::tools;
+use crate::{project_root, tidy, tools};
 
 pub fn build() -> Result<()> {
     tools::wasm_target()?;
@@ -14,5 +15,6 @@ pub fn build() -> Result<()> {
         std::iter::once(binaryen)
             .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
     )?;
-    cmd::run(cmd::command("trunk").args(["build", "--release", "--offline"]).env("PATH", path))
+    cmd::run(cmd::command("trunk").args(["build", "--release", "--offline"]).env("PATH", path))?;
+    tidy::wasm::check_dir(&project_root().join("dist"))
 }
