@@ -2,7 +2,7 @@
 //! want with a block whose data does not match the CID asked for, one that sends an oversized
 //! frame, and one that sends a frame that is not protobuf. Each is counted and disconnected,
 //! and the fetch completes from the two honest seeds.
-
+#![allow(clippy::unwrap_used)] // helpers outside #[test] fns too (rust-clippy#11119)
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;

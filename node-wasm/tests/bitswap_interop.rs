@@ -2,7 +2,7 @@
 //! peer that opens a new stream for every message and closes it (as Helia does) gets its answers
 //! on a stream the seed opens, never on the request stream; a peer that resets the seed's stream
 //! gets the next answers on a new one.
-
+#![allow(clippy::unwrap_used)] // helpers outside #[test] fns too (rust-clippy#11119)
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;

@@ -1,6 +1,6 @@
 //! Bitswap over real libp2p swarms: one fetcher and three seeds on loopback TCP, in both client
 //! modes, every block checked against the original bytes and its CID.
-
+#![allow(clippy::unwrap_used)] // helpers outside #[test] fns too (rust-clippy#11119)
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;

@@ -1,4 +1,5 @@
 //! The `BlockStore` conformance suite over the native backends.
+#![allow(clippy::unwrap_used)] // helpers outside #[test] fns too (rust-clippy#11119)
 
 mod block_store_suite;
 

@@ -1,5 +1,6 @@
 //! Runs in headless Chromium through wasm-bindgen-test-runner: real IndexedDB, real browser
 //! transports.
+#![allow(clippy::unwrap_used)] // helpers outside #[test] fns too (rust-clippy#11119)
 #![cfg(target_arch = "wasm32")]
 
 mod block_store_suite;

@@ -1,6 +1,7 @@
 //! The content importers give the same CIDs and addresses in wasm32 as natively, checked against
 //! the same public vectors as the unit tests: ChaCha20, sha2-256 and the BMT must not depend on
 //! the platform, or share links to seed peers' content would differ between browser and relay.
+#![allow(clippy::unwrap_used)] // helpers outside #[test] fns too (rust-clippy#11119)
 #![cfg(target_arch = "wasm32")]
 
 use syncscope_node::content::{

@@ -1,7 +1,7 @@
 //! A hostile peer that speaks pull-sync by hand over real libp2p streams: each kind of bad input
 //! gets a clean error, stores nothing, disconnects the peer, and leaves the node syncing from
 //! honest peers afterwards.
-
+#![allow(clippy::unwrap_used)] // helpers outside #[test] fns too (rust-clippy#11119)
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;

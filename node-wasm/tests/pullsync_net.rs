@@ -1,5 +1,5 @@
 //! Pull-sync between real libp2p nodes over TCP on loopback.
-
+#![allow(clippy::unwrap_used)] // helpers outside #[test] fns too (rust-clippy#11119)
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;

@@ -21,7 +21,7 @@ use crate::project_root;
 use source::{line_of, read_sources, Source};
 
 /// Member crates not yet opted into the workspace lints (`[lints] workspace = true`).
-const LINTS_TODO: &[&str] = &["node-wasm"];
+const LINTS_TODO: &[&str] = &[];
 
 /// The only files where `cfg(target_arch = "wasm32")` may appear (STYLE.md, "Where
 /// `cfg(target_arch = "wasm32")` appears"). Cargo target tables are not scanned.
@@ -32,23 +32,39 @@ const WASM_CFG_ALLOWED: &[&str] = &[
     "node-wasm/src/store/mod.rs",
 ];
 
+/// Crates that must stay sans-IO, and the dependencies that would break that: the cores and the
+/// simulator build without libp2p, an async runtime, the browser's APIs or a store.
+const SANS_IO_CRATES: &[&str] = &["node-wasm/proto", "node-wasm/sim"];
+const IO_DEPENDENCIES: &[&str] = &[
+    "libp2p",
+    "tokio",
+    "futures",
+    "async-std",
+    "web-sys",
+    "js-sys",
+    "wasm-bindgen",
+    "wasm-bindgen-futures",
+    "gloo-timers",
+    "idb",
+    "syncscope-node",
+];
+
 /// The most lines a source file may have before its first `#[cfg(test)]`.
 const MAX_LINES: usize = 700;
 
 /// Files longer than [`MAX_LINES`] today, being split.
 const OVERSIZE_TODO: &[&str] = &[
     "node-wasm/src/net/bitswap/behaviour.rs",
-    "node-wasm/src/proto/bitswap/client.rs",
-    "node-wasm/src/proto/pullsync/puller.rs",
+    "node-wasm/proto/src/bitswap/client.rs",
+    "node-wasm/proto/src/pullsync/puller.rs",
 ];
 
 /// Pairs of files that import each other today, each pair sorted.
 const CYCLES_TODO: &[(&str, &str)] = &[
-    ("node-wasm/src/net/behaviour.rs", "node-wasm/src/net/transport.rs"),
     ("node-wasm/src/net/driver.rs", "node-wasm/src/net/node.rs"),
-    ("node-wasm/src/proto/bitswap/client.rs", "node-wasm/src/proto/bitswap/session.rs"),
-    ("node-wasm/src/proto/swarm/bmt.rs", "node-wasm/src/proto/swarm/chunk.rs"),
-    ("node-wasm/src/sim/downlink.rs", "node-wasm/src/sim/network.rs"),
+    ("node-wasm/proto/src/bitswap/client.rs", "node-wasm/proto/src/bitswap/session.rs"),
+    ("node-wasm/proto/src/swarm/bmt.rs", "node-wasm/proto/src/swarm/chunk.rs"),
+    ("node-wasm/sim/src/downlink.rs", "node-wasm/sim/src/network.rs"),
     ("ui/src/chart.rs", "ui/src/export.rs"),
 ];
 
@@ -58,9 +74,9 @@ const STRING_TODO: &[(&str, &str)] = &[
     ("node-wasm/src/net/node.rs", "StartError"),
     ("node-wasm/src/net/rooms.rs", "RoomsConfigError"),
     ("node-wasm/src/net/transport.rs", "BuildError"),
-    ("node-wasm/src/proto/framing.rs", "FrameError"),
-    ("node-wasm/src/proto/pullsync/interval.rs", "IntervalStoreError"),
-    ("node-wasm/src/proto/rooms.rs", "RoomError"),
+    ("node-wasm/proto/src/framing.rs", "FrameError"),
+    ("node-wasm/proto/src/pullsync/interval.rs", "IntervalStoreError"),
+    ("node-wasm/proto/src/rooms.rs", "RoomError"),
     ("node-wasm/src/store/mod.rs", "StoreError"),
 ];
 
@@ -70,6 +86,7 @@ pub fn run() -> Result<()> {
     let sources = read_sources(&root);
     let problems: Vec<String> = [
         lints(&root, LINTS_TODO),
+        sans_io(&root, SANS_IO_CRATES),
         wasm_cfg(&sources, WASM_CFG_ALLOWED),
         oversize(&sources, OVERSIZE_TODO),
         import_cycles(&sources, CYCLES_TODO),
@@ -156,6 +173,39 @@ fn workspace_members(manifest: &str) -> Vec<String> {
 }
 
 /// The lines of TOML table `[name]`, up to the next table header.
+/// Check: the sans-IO crates depend on nothing that does I/O (any dependency table, target
+/// tables included; dev-dependencies too, since tests must not need a runtime either).
+fn sans_io(root: &Path, crates: &[&str]) -> Vec<String> {
+    crates
+        .iter()
+        .flat_map(|krate| {
+            let manifest =
+                fs::read_to_string(root.join(krate).join("Cargo.toml")).unwrap_or_default();
+            io_dependencies(&manifest).into_iter().map(move |dep| {
+                format!("{krate}/Cargo.toml: depends on `{dep}`, which does I/O; keep it sans-IO")
+            })
+        })
+        .collect()
+}
+
+/// The dependencies of `manifest` found in [`IO_DEPENDENCIES`], named in any dependency table.
+fn io_dependencies(manifest: &str) -> Vec<String> {
+    let mut in_deps = false;
+    let mut found = Vec::new();
+    for line in manifest.lines().map(str::trim) {
+        if line.starts_with('[') {
+            in_deps = line.trim_end_matches(']').ends_with("dependencies");
+            continue;
+        }
+        let Some((name, _)) = line.split_once('=') else { continue };
+        let name = name.trim().split('.').next().unwrap_or_default().trim_matches('"');
+        if in_deps && IO_DEPENDENCIES.contains(&name) {
+            found.push(name.to_owned());
+        }
+    }
+    found
+}
+
 fn toml_section<'a>(text: &'a str, name: &str) -> Vec<&'a str> {
     let header = format!("[{name}]");
     text.lines()
@@ -362,6 +412,19 @@ mod tests {
     #[test]
     fn tidy_workspace_lints() {
         assert_clean(lints(&project_root(), LINTS_TODO));
+    }
+
+    #[test]
+    fn tidy_cores_and_simulator_are_sans_io() {
+        assert_clean(sans_io(&project_root(), SANS_IO_CRATES));
+    }
+
+    #[test]
+    fn sans_io_flags_io_dependencies_in_any_table() {
+        let manifest = "[package]\nname = \"x\"\n[dependencies]\nbytes.workspace = true\n\
+                        libp2p = { workspace = true }\n[target.'cfg(unix)'.dev-dependencies]\n\
+                        tokio.workspace = true\n[features]\nfutures = []\n";
+        assert_eq!(io_dependencies(manifest), ["libp2p", "tokio"]);
     }
 
     #[test]

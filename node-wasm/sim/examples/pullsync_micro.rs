@@ -52,7 +52,9 @@ fn bin0_chunks(n: usize) -> Vec<Chunk> {
         rng.fill_bytes(&mut payload);
         let mut stamp = vec![0u8; STAMP_SIZE];
         rng.fill_bytes(&mut stamp);
-        let chunk = Chunk::new(&payload, Stamp::new(Bytes::from(stamp)).unwrap()).unwrap();
+        let chunk =
+            Chunk::new(&payload, Stamp::new(Bytes::from(stamp)).expect("a stamp of STAMP_SIZE"))
+                .expect("a payload of at most 4096 bytes");
         if Address::ZERO.proximity(&chunk.address()) == 0 {
             out.push(chunk);
         }
