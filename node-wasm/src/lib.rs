@@ -7,7 +7,9 @@
 //! - [`content`]: files to UnixFS blocks and Swarm chunks and back, sans-IO as well.
 //! - [`config_json`]: [`PageConfig`], the `/config.json` the relay serves to the page.
 //! - [`agent`]: identify agent strings and the [`PeerKind`] read off them.
-//! - [`net`]: libp2p glue; the only place where transports differ between targets.
+//! - [`net`]: the libp2p glue of each protocol core.
+//! - [`node`]: the application node that composes them; the only place where transports differ
+//!   between targets.
 //! - [`store`]: storage backends.
 //! - [`metrics`]: counters and fixed-interval timeseries recorded from core events.
 //! - [`rt`]: spawning and sleeping on tokio or in the browser.
@@ -18,6 +20,7 @@ pub mod config_json;
 pub mod content;
 pub mod metrics;
 pub mod net;
+pub mod node;
 pub mod rt;
 pub mod store;
 

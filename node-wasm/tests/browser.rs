@@ -6,7 +6,7 @@
 mod block_store_suite;
 
 use libp2p::identity::Keypair;
-use syncscope_node::net::{build_swarm, ProtocolSettings};
+use syncscope_node::node::{build_swarm, ProtocolSettings};
 use syncscope_node::store::{IndexedDbStore, MemoryBlockStore};
 use wasm_bindgen_test::{wasm_bindgen_test, wasm_bindgen_test_configure};
 

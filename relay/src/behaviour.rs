@@ -14,7 +14,8 @@ use libp2p::{
 };
 use libp2p_webrtc::tokio::Certificate;
 use prometheus_client::registry::Registry;
-use syncscope_node::net::{rooms_behaviour, RoomsBehaviour, IDENTIFY_PROTOCOL};
+use syncscope_node::net::{rooms_behaviour, RoomsBehaviour};
+use syncscope_node::node::IDENTIFY_PROTOCOL;
 use syncscope_node::PeerKind;
 
 use crate::cli::{Cli, ConnectionLimits, RelayLimits};

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use libp2p::PeerId;
-use syncscope_node::net::NodeStats;
+use syncscope_node::node::NodeStats;
 
 use prometheus_client::{
     encoding::EncodeLabelSet,

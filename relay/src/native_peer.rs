@@ -5,7 +5,8 @@
 use anyhow::{Context, Result};
 use libp2p::{multiaddr::Protocol, Multiaddr, PeerId};
 use syncscope_node::content::{ImportedFile, SplitFile};
-use syncscope_node::net::{self, FetchUpdate, NodeConfig, NodeEvent, NodeHandle, RelayAddress};
+use syncscope_node::node;
+use syncscope_node::node::{FetchUpdate, NodeConfig, NodeEvent, NodeHandle, RelayAddress};
 
 /// Content a peer serves, imported both ways.
 pub type Content = (ImportedFile, SplitFile);
@@ -24,7 +25,7 @@ pub fn relay_address(addr: &Multiaddr) -> Result<RelayAddress> {
 
 /// Starts a peer through `relay`, joins `room` and serves `content`.
 pub async fn start(relay: RelayAddress, room: &str, content: Vec<Content>) -> Result<NodeHandle> {
-    let handle = net::start(NodeConfig::new(relay)).await.context("cannot start the peer")?;
+    let handle = node::start(NodeConfig::new(relay)).await.context("cannot start the peer")?;
     handle.join_room(room)?;
     for (unixfs, swarm) in content {
         handle.add_imported(unixfs, swarm)?;

@@ -15,7 +15,7 @@ use libp2p::{
     swarm::SwarmEvent,
     Multiaddr, PeerId, Swarm,
 };
-use syncscope_node::net::TransportKind;
+use syncscope_node::node::TransportKind;
 use syncscope_node::RelayTransport;
 use syncscope_proto::rooms::topic_of;
 use tokio::sync::watch;

@@ -6,7 +6,7 @@ use anyhow::{Context, Result};
 use bytesize::ByteSize;
 use futures::StreamExt;
 use syncscope_node::content::import_demo;
-use syncscope_node::net::{FetchUpdate, NodeEvent, TransportKind};
+use syncscope_node::node::{FetchUpdate, NodeEvent, TransportKind};
 use syncscope_proto::rooms::topic_of;
 
 use crate::cli::PeerArgs;

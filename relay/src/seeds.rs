@@ -9,7 +9,7 @@ use cid::Cid;
 use futures::StreamExt;
 use libp2p::Multiaddr;
 use syncscope_node::content::import_demo;
-use syncscope_node::net::NodeEvent;
+use syncscope_node::node::NodeEvent;
 use syncscope_proto::swarm::Address;
 
 use crate::cli::SeedArgs;

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use common::{node, wait_for, Relay};
 use syncscope_node::content::import_demo;
-use syncscope_node::net::{FetchUpdate, NodeEvent, TransportKind};
+use syncscope_node::node::{FetchUpdate, NodeEvent, TransportKind};
 
 const SIZE: usize = 10 << 20;
 

@@ -12,7 +12,8 @@ use libp2p::{
     gossipsub::IdentTopic, multiaddr::Protocol, noise, swarm::SwarmEvent, tcp, yamux, Multiaddr,
     SwarmBuilder,
 };
-use syncscope_node::net::{rooms_behaviour, NodeEvent};
+use syncscope_node::net::rooms_behaviour;
+use syncscope_node::node::NodeEvent;
 use syncscope_proto::rooms::topic_of;
 
 fn socket_addr(addr: &Multiaddr) -> SocketAddr {

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use common::{http_get, node, temp_dir, wait_for, Relay};
 use syncscope_node::content::import_demo;
-use syncscope_node::net::{FetchUpdate, NodeEvent, TransportKind};
+use syncscope_node::node::{FetchUpdate, NodeEvent, TransportKind};
 
 fn sum_metric(text: &str, name: &str) -> f64 {
     text.lines()

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use common::{http_get, metric, node, relay_command, temp_dir, wait_for, Relay};
 use libp2p::multiaddr::Protocol;
-use syncscope_node::net::NodeEvent;
+use syncscope_node::node::NodeEvent;
 use syncscope_node::{PageConfig, RelayTransport};
 
 fn certhash(relay: &Relay) -> String {

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use common::{node, wait_for, Relay};
 use libp2p::PeerId;
-use syncscope_node::net::{NodeEvent, NodeHandle};
+use syncscope_node::node::{NodeEvent, NodeHandle};
 use syncscope_node::PeerKind;
 
 /// Waits until `handle`'s latest view of `room` equals `expected`.
@@ -84,7 +84,7 @@ async fn member_addresses_go_through_the_relay_and_are_dialable() {
 
     a.dial(member.addrs[0].clone()).unwrap();
     wait_for(&mut a, Duration::from_secs(5), |e| {
-        matches!(e, NodeEvent::Connected { peer, transport: syncscope_node::net::TransportKind::Circuit, .. } if *peer == b.peer_id)
+        matches!(e, NodeEvent::Connected { peer, transport: syncscope_node::node::TransportKind::Circuit, .. } if *peer == b.peer_id)
     })
     .await;
 }

@@ -1,7 +1,7 @@
 //! The root component and the panels it shows.
 
 use leptos::prelude::*;
-use syncscope_node::net::RoomMember;
+use syncscope_node::node::RoomMember;
 
 use crate::chart::Chart;
 use crate::config;

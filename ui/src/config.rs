@@ -1,6 +1,6 @@
 //! `/config.json`, served by the relay: who the relay is and how to reach it.
 
-use syncscope_node::net::RelayAddress;
+use syncscope_node::node::RelayAddress;
 use syncscope_node::{PageConfig, RelayTransport};
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;

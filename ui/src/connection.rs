@@ -6,7 +6,9 @@ use web_time::Instant;
 
 use futures::StreamExt;
 use leptos::prelude::*;
-use syncscope_node::net::{self, NodeConfig, NodeEvent, PeerId, RoomMember, TransportKind};
+use syncscope_node::net::PeerId;
+use syncscope_node::node;
+use syncscope_node::node::{NodeConfig, NodeEvent, RoomMember, TransportKind};
 
 use crate::chart::Series;
 use crate::config;
@@ -85,7 +87,7 @@ async fn run(conn: Connection, observers: Observers) -> Result<(), String> {
     conn.relay_peer_id.set(Some(relay.peer_id.to_string()));
     conn.status.set(Status::Connecting);
     let relay_peer = relay.peer_id;
-    let mut node = net::start(NodeConfig::new(relay)).await.map_err(|e| e.to_string())?;
+    let mut node = node::start(NodeConfig::new(relay)).await.map_err(|e| e.to_string())?;
     conn.own_peer_id.set(Some(node.peer_id.to_string()));
     node.join_room(&room).map_err(|e| e.to_string())?;
     conn.room.set(Some(room));

@@ -2,7 +2,7 @@
 //! differences of cumulative counters over the measured interval, never a smoothed estimate.
 
 use leptos::prelude::*;
-use syncscope_node::net::NodeStats;
+use syncscope_node::node::NodeStats;
 
 use crate::chart::Series;
 

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use leptos::prelude::*;
-use syncscope_node::net::{ContentAdded, FetchUpdate, NodeControl};
+use syncscope_node::node::{ContentAdded, FetchUpdate, NodeControl};
 
 /// A fetch in progress.
 #[derive(Debug, Clone, PartialEq)]

@@ -10,7 +10,7 @@ use libp2p::{
     identify, noise, ping, swarm::NetworkBehaviour, swarm::SwarmEvent, tcp, yamux, Multiaddr,
     SwarmBuilder,
 };
-use syncscope_node::net::IDENTIFY_PROTOCOL;
+use syncscope_node::node::IDENTIFY_PROTOCOL;
 use tokio::sync::{mpsc, watch};
 
 /// New connections opened per second, so that handshakes do not pile up in the relay's queue.

@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use libp2p::{Multiaddr, PeerId};
-use syncscope_node::net::{self, NodeConfig, NodeEvent, NodeHandle, RelayAddress};
+use syncscope_node::node;
+use syncscope_node::node::{NodeConfig, NodeEvent, NodeHandle, RelayAddress};
 
 /// A relay process, killed when dropped.
 pub struct Relay {
@@ -136,7 +137,7 @@ pub fn peer_of(addr: &Multiaddr) -> PeerId {
 
 /// Starts a native node through the relay and waits for its reservation.
 pub async fn node(relay: &Relay, transport: &str) -> NodeHandle {
-    let mut handle = net::start(NodeConfig::new(relay.relay_address(transport))).await.unwrap();
+    let mut handle = node::start(NodeConfig::new(relay.relay_address(transport))).await.unwrap();
     wait_for(&mut handle, Duration::from_secs(10), |e| matches!(e, NodeEvent::Reserved { .. }))
         .await;
     handle

@@ -4,9 +4,9 @@ use std::time::Duration;
 
 use libp2p::{identify, identity::Keypair, ping, relay, swarm::NetworkBehaviour};
 
-use super::rooms::{rooms_behaviour, RoomsBehaviour, RoomsConfigError};
-use super::{bitswap, pullsync};
 use crate::agent::PeerKind;
+use crate::net::{bitswap, pullsync};
+use crate::net::{rooms_behaviour, RoomsBehaviour, RoomsConfigError};
 use crate::store::MemoryBlockStore;
 use syncscope_proto::bitswap::ClientMode;
 use syncscope_proto::pullsync::{DeliveryMode, MemoryIntervalStore, MemoryReserve};

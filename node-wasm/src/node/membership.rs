@@ -9,8 +9,8 @@ use libp2p::{
     Multiaddr, PeerId,
 };
 
-use super::rooms::RoomsBehaviour;
 use crate::agent::PeerKind;
+use crate::net::RoomsBehaviour;
 use syncscope_proto::rooms::{room_of, topic_of, Member, RoomChange, RoomError, RoomView};
 
 /// A peer in a room, as the relay lists it.

@@ -16,11 +16,12 @@ use libp2p::{
 use web_time::Instant;
 
 use super::behaviour::{NodeBehaviour, NodeBehaviourEvent};
+use super::config::{NodeConfig, RelayAddress};
+use super::events::{ContentAdded, NodeEvent, NodeStats, TransportKind};
 use super::fetches::Fetches;
 use super::membership::{Membership, RoomUpdate};
-use super::node::{ContentAdded, NodeConfig, NodeEvent, NodeStats, RelayAddress, TransportKind};
-use super::{bitswap, pullsync};
 use crate::content::{ImportedFile, SplitFile};
+use crate::net::{bitswap, pullsync};
 use crate::rt;
 
 const STATS_EVERY: Duration = Duration::from_secs(1);

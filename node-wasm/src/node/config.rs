@@ -1,0 +1,59 @@
+//! How a node is set up: its identity, the relay it joins through, its room and protocols.
+
+use libp2p::identity::Keypair;
+use libp2p::{Multiaddr, PeerId};
+
+use super::behaviour::ProtocolSettings;
+
+/// The relay a node joins the network through.
+#[derive(Debug, Clone)]
+pub struct RelayAddress {
+    pub peer_id: PeerId,
+    /// Dialable addresses in order of preference; later ones are tried only if earlier ones fail.
+    pub addrs: Vec<Multiaddr>,
+}
+
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct NodeConfig {
+    pub relay: RelayAddress,
+    pub keypair: Keypair,
+    /// Hold a reservation on the relay so that other peers can dial this node through it.
+    pub reserve: bool,
+    /// Dial the members of the rooms this node is in (the peer with the smaller id dials).
+    pub dial_members: bool,
+    pub protocols: ProtocolSettings,
+}
+
+impl NodeConfig {
+    /// A node with a fresh ed25519 identity that reserves a slot on the relay and dials its room.
+    pub fn new(relay: RelayAddress) -> Self {
+        Self {
+            relay,
+            keypair: Keypair::generate_ed25519(),
+            reserve: true,
+            dial_members: true,
+            protocols: ProtocolSettings::default(),
+        }
+    }
+
+    pub fn with_keypair(mut self, keypair: Keypair) -> Self {
+        self.keypair = keypair;
+        self
+    }
+
+    pub fn with_reservation(mut self, reserve: bool) -> Self {
+        self.reserve = reserve;
+        self
+    }
+
+    pub fn with_member_dialing(mut self, dial: bool) -> Self {
+        self.dial_members = dial;
+        self
+    }
+
+    pub fn with_protocols(mut self, protocols: ProtocolSettings) -> Self {
+        self.protocols = protocols;
+        self
+    }
+}

@@ -1,0 +1,160 @@
+//! What a running node reports: connections, rooms, content, fetches, counters and errors.
+
+use std::time::Duration;
+
+use cid::Cid;
+use libp2p::{core::ConnectedPoint, multiaddr::Protocol, Multiaddr, PeerId};
+
+use super::fetches::FetchUpdate;
+use super::membership::RoomUpdate;
+use crate::net::{bitswap, pullsync};
+use syncscope_proto::swarm::Address;
+
+/// How a connection is carried, read off its address.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TransportKind {
+    WebRtcDirect,
+    WebSocket,
+    Tcp,
+    /// Relayed through a circuit relay v2 server.
+    Circuit,
+    Other,
+}
+
+impl TransportKind {
+    pub fn of(addr: &Multiaddr) -> Self {
+        let mut kind = Self::Other;
+        for protocol in addr.iter() {
+            kind = match protocol {
+                Protocol::P2pCircuit => return Self::Circuit,
+                Protocol::WebRTCDirect => Self::WebRtcDirect,
+                Protocol::Ws(_) | Protocol::Wss(_) => Self::WebSocket,
+                Protocol::Tcp(_) if kind == Self::Other => Self::Tcp,
+                _ => kind,
+            };
+        }
+        kind
+    }
+
+    /// The transport of a connection. A relayed inbound connection is only recognisable by the
+    /// circuit listen address it arrived on: its remote address is just `/p2p/<peer>`.
+    pub fn of_connection(endpoint: &ConnectedPoint) -> Self {
+        match endpoint {
+            ConnectedPoint::Listener { local_addr, .. }
+                if Self::of(local_addr) == Self::Circuit =>
+            {
+                Self::Circuit
+            }
+            _ => Self::of(endpoint.get_remote_address()),
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::WebRtcDirect => "WebRTC-direct",
+            Self::WebSocket => "WebSocket",
+            Self::Tcp => "TCP",
+            Self::Circuit => "circuit relay",
+            Self::Other => "other",
+        }
+    }
+}
+
+/// Both protocols' counters, sampled once a second.
+#[derive(Debug, Clone, Copy)]
+pub struct NodeStats {
+    /// Time since the node started; time zero of every chart.
+    pub elapsed: Duration,
+    pub bitswap: bitswap::Stats,
+    pub pullsync: pullsync::Stats,
+    pub connected_peers: usize,
+}
+
+/// Content this node holds, under both protocols' addresses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContentAdded {
+    /// The UnixFS root, fetchable over Bitswap (by Helia or kubo too).
+    pub cid: Cid,
+    /// The Swarm root address of the same bytes; its chunks are offered over pull-sync.
+    pub swarm_root: Address,
+    pub size: u64,
+    pub blocks: usize,
+    pub chunks: usize,
+}
+
+/// What a node reports.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum NodeEvent {
+    Connected {
+        peer: PeerId,
+        transport: TransportKind,
+        addr: Multiaddr,
+    },
+    Disconnected {
+        peer: PeerId,
+        cause: Option<String>,
+    },
+    /// A dial failed on every address; `error` lists each address and why.
+    DialFailed {
+        peer: Option<PeerId>,
+        error: String,
+    },
+    Ping {
+        peer: PeerId,
+        rtt: Duration,
+    },
+    PingFailed {
+        peer: PeerId,
+        error: String,
+    },
+    /// The relay accepted a reservation: other peers can dial this node at `addr`.
+    Reserved {
+        addr: Multiaddr,
+    },
+    ReservationFailed {
+        error: String,
+    },
+    Room(RoomUpdate),
+    ContentAdded(ContentAdded),
+    Fetch(FetchUpdate),
+    Stats(Box<NodeStats>),
+    /// A peer broke a protocol and was disconnected.
+    Misbehaved {
+        peer: PeerId,
+        protocol: &'static str,
+        error: String,
+    },
+    /// A command or a message from the network was refused; `error` says why in words.
+    Error {
+        error: String,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transport_kind_is_read_off_the_address() {
+        let cases = [
+            ("/ip4/127.0.0.1/tcp/1/ws", TransportKind::WebSocket),
+            ("/ip4/127.0.0.1/udp/1/webrtc-direct", TransportKind::WebRtcDirect),
+            ("/ip4/127.0.0.1/tcp/1", TransportKind::Tcp),
+            ("/ip4/127.0.0.1/tcp/1/ws/p2p/12D3KooWDpJ7As7BWAwRMfu1VU2WCqNjvq387JEYKDBj4kx6nXTN/p2p-circuit", TransportKind::Circuit),
+        ];
+        for (addr, kind) in cases {
+            assert_eq!(TransportKind::of(&addr.parse().unwrap()), kind, "{addr}");
+        }
+    }
+
+    #[test]
+    fn an_inbound_relayed_connection_is_known_by_its_listen_address() {
+        let relay = "12D3KooWDpJ7As7BWAwRMfu1VU2WCqNjvq387JEYKDBj4kx6nXTN";
+        let endpoint = ConnectedPoint::Listener {
+            local_addr: format!("/ip4/127.0.0.1/tcp/1/p2p/{relay}/p2p-circuit").parse().unwrap(),
+            send_back_addr: format!("/p2p/{relay}").parse().unwrap(),
+        };
+        assert_eq!(TransportKind::of_connection(&endpoint), TransportKind::Circuit);
+    }
+}

@@ -1,0 +1,114 @@
+//! A running node: the swarm driven by a task of its own ([`super::driver`]), steered with
+//! commands through a [`NodeHandle`] and observed through [`NodeEvent`]s.
+
+use cid::Cid;
+use futures::channel::mpsc;
+use libp2p::{Multiaddr, PeerId};
+
+use super::config::NodeConfig;
+use super::driver::{Command, Driver};
+use super::events::NodeEvent;
+use super::transport::{build_swarm, BuildError};
+use crate::content::{
+    demo_stamp, import_bytes, split_bytes, ImportConfig, ImportError, ImportedFile, SplitFile,
+};
+use crate::rt;
+
+/// Events are dropped, not queued without bound, when the observer falls this far behind.
+const EVENT_QUEUE: usize = 1024;
+const COMMAND_QUEUE: usize = 64;
+
+/// The caller's side of a running node: its events, and (through `Deref`) its
+/// [`NodeControl`]. Dropping it (or its `events`) stops the node.
+pub struct NodeHandle {
+    pub peer_id: PeerId,
+    pub events: mpsc::Receiver<NodeEvent>,
+    pub control: NodeControl,
+}
+
+impl std::ops::Deref for NodeHandle {
+    type Target = NodeControl;
+
+    fn deref(&self) -> &NodeControl {
+        &self.control
+    }
+}
+
+/// Commands for a running node. Cheap to clone, so that every part of an application (a button,
+/// a timer) can hold one.
+#[derive(Clone)]
+pub struct NodeControl {
+    commands: mpsc::Sender<Command>,
+}
+
+/// Why a command did not reach the node.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CommandError {
+    #[error("the node is not running or is overloaded with commands")]
+    Stopped,
+    #[error("cannot import the content: {0}")]
+    Import(#[from] ImportError),
+}
+
+impl NodeControl {
+    /// Joins `room`; [`NodeEvent::Room`] then reports its members as they change.
+    pub fn join_room(&self, room: &str) -> Result<(), CommandError> {
+        self.send(Command::JoinRoom(room.to_string()))
+    }
+
+    pub fn leave_room(&self, room: &str) -> Result<(), CommandError> {
+        self.send(Command::LeaveRoom(room.to_string()))
+    }
+
+    /// Dials a peer, e.g. a room member's circuit address.
+    pub fn dial(&self, addr: Multiaddr) -> Result<(), CommandError> {
+        self.send(Command::Dial(addr))
+    }
+
+    /// Imports `data` as a UnixFS file (kubo's `--cid-version=1 --raw-leaves` layout) and as
+    /// Swarm chunks, then serves it over Bitswap and pull-sync. The import runs on the caller's
+    /// thread; [`NodeEvent::ContentAdded`] follows.
+    pub fn add_bytes(&self, data: &[u8]) -> Result<(), CommandError> {
+        let unixfs = import_bytes(data, ImportConfig::default())?;
+        // syncscope carries postage stamps opaquely and issues none; local uploads carry a fixed
+        // placeholder.
+        let swarm = split_bytes(data, demo_stamp(0));
+        self.add_imported(unixfs, swarm)
+    }
+
+    /// Serves content imported already, e.g. by [`crate::content::import_demo`].
+    pub fn add_imported(&self, unixfs: ImportedFile, swarm: SplitFile) -> Result<(), CommandError> {
+        self.send(Command::Add(Box::new((unixfs, swarm))))
+    }
+
+    /// Fetches the UnixFS file at `root` over Bitswap; [`NodeEvent::Fetch`] reports progress.
+    pub fn fetch(&self, root: Cid) -> Result<(), CommandError> {
+        self.send(Command::Fetch(root))
+    }
+
+    fn send(&self, command: Command) -> Result<(), CommandError> {
+        self.commands.clone().try_send(command).map_err(|_| CommandError::Stopped)
+    }
+}
+
+/// Why a node could not start.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StartError {
+    #[error(transparent)]
+    Build(#[from] BuildError),
+    #[error("cannot dial the relay: {0}")]
+    Dial(String),
+}
+
+/// Builds the swarm, dials the relay and spawns the task that drives it.
+pub async fn start(config: NodeConfig) -> Result<NodeHandle, StartError> {
+    let peer_id = config.keypair.public().to_peer_id();
+    let swarm = build_swarm(config.keypair.clone(), config.protocols).await?;
+    let (events_tx, events) = mpsc::channel(EVENT_QUEUE);
+    let (commands_tx, commands) = mpsc::channel(COMMAND_QUEUE);
+    let driver = Driver::new(swarm, &config, events_tx).map_err(StartError::Dial)?;
+    rt::spawn(driver.run(commands));
+    Ok(NodeHandle { peer_id, events, control: NodeControl { commands: commands_tx } })
+}

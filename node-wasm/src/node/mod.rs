@@ -1,0 +1,29 @@
+//! The application node: the protocols' libp2p glue (`crate::net`) composed into one swarm with
+//! identify, ping, the relay client and rooms, driven by a task of its own, steered through a
+//! [`NodeHandle`] and observed through [`NodeEvent`]s.
+//!
+//! - [`config`]: how a node is set up; [`events`]: what it reports;
+//! - [`handle`]: [`start`] and the caller's side of a running node;
+//! - `driver`: the task that owns the swarm, runs commands and turns swarm events into
+//!   [`NodeEvent`]s; `fetches` and `membership` are the parts of its state for fetches and rooms;
+//! - `behaviour`: every behaviour a node runs, composed; `transport`: the transports of each
+//!   target.
+
+mod behaviour;
+pub mod config;
+mod driver;
+pub mod events;
+mod fetches;
+pub mod handle;
+mod membership;
+mod transport;
+
+pub use behaviour::{
+    NodeBehaviour, NodeBehaviourEvent, ProtocolSettings, IDENTIFY_PROTOCOL, PING_INTERVAL,
+};
+pub use config::{NodeConfig, RelayAddress};
+pub use events::{ContentAdded, NodeEvent, NodeStats, TransportKind};
+pub use fetches::FetchUpdate;
+pub use handle::{start, CommandError, NodeControl, NodeHandle, StartError};
+pub use membership::{RoomMember, RoomUpdate};
+pub use transport::{build_swarm, BuildError};
