@@ -18,6 +18,7 @@ use libp2p::identity::Keypair;
 use libp2p::{PeerId, Stream, StreamProtocol};
 use syncscope_node::net::bitswap::{Config, Event, Misbehaviour, StreamError};
 use syncscope_node::net::framed::read_messages;
+use syncscope_proto::bitswap::Misbehaviour as Protocol;
 use syncscope_proto::bitswap::{
     pb, prefix_of, raw_cid, Message, ProtocolVersion, MAX_MESSAGE_SIZE,
 };
@@ -129,7 +130,10 @@ async fn hostile_peers_are_counted_and_disconnected_and_the_fetch_completes() {
         assert_eq!(Some(data), want.get(cid));
     }
     let forged = misbehaviour_of(&mut fetcher, forger.peer_id).await;
-    assert!(matches!(forged, Misbehaviour::UnsolicitedBlocks(n) if n > 8), "{forged:?}");
+    assert!(
+        matches!(forged, Misbehaviour::Protocol(Protocol::UnsolicitedBlocks(n)) if n > 8),
+        "{forged:?}"
+    );
 
     fetcher.dial(oversizer.addr.clone()).await;
     let oversized = misbehaviour_of(&mut fetcher, oversizer.peer_id).await;

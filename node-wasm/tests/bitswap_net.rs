@@ -149,7 +149,7 @@ async fn more_wants_than_a_peer_queues_are_fetched_through_the_window() {
     let cids: Vec<Cid> = all.iter().map(|(c, _)| *c).collect();
     let fetch = fetcher.with(move |s| s.behaviour_mut().fetch(cids)).await;
     let active = fetcher.with(|s| s.behaviour().stats().active_wants).await;
-    assert!(active <= Config::default().max_active_wants, "{active} wants out at once");
+    assert!(active <= Config::default().bitswap.max_active_wants, "{active} wants out at once");
     assert_eq!(fetched(&mut fetcher, fetch).await.len(), all.len());
     let refused = seed_node.with(|s| s.behaviour().stats().counters.refused_wants).await;
     assert_eq!(refused, 0, "no want was ever refused");

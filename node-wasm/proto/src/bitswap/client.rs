@@ -247,9 +247,14 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Client<P> {
         id
     }
 
+    /// What `session` still wants.
+    pub fn session_wants(&self, session: SessionId) -> Vec<Cid> {
+        self.sessions.get(&session).map(Session::want_cids).unwrap_or_default()
+    }
+
     /// Cancels every want of the session and forgets it.
     pub fn close_session(&mut self, now: Instant, session: SessionId) {
-        let cids = self.sessions.get(&session).map(Session::want_cids).unwrap_or_default();
+        let cids = self.session_wants(session);
         self.cancel(now, session, cids);
         self.sessions.remove(&session);
     }

@@ -51,6 +51,17 @@ pub struct Config {
     pub dup_budget: f64,
     /// Client: satisfied CIDs remembered to tell a duplicate from an unsolicited block.
     pub received_memory: usize,
+    /// Node: wants handed to the client at once, over all sessions; the rest wait their turn.
+    /// Servers keep at most 1024 wants per peer and ignore the rest, so a window under that
+    /// keeps every want alive (512).
+    pub max_active_wants: usize,
+    /// Node: CIDs of closed sessions remembered, so that their blocks still on the way are not
+    /// held against the peers that send them.
+    pub cancelled_memory: usize,
+    /// Node: blocks a peer may send that nobody asked for before it is reported as misbehaving
+    /// (8). An honest peer sends none: a block whose data does not match the CID it was sent for
+    /// arrives as one of these, since the wire addresses a block by its data.
+    pub max_unsolicited_blocks: u64,
 }
 
 impl Default for Config {
@@ -73,6 +84,9 @@ impl Default for Config {
             max_consecutive_dont_have: 16,
             dup_budget: 0.1,
             received_memory: 1 << 16,
+            max_active_wants: 512,
+            cancelled_memory: 1 << 14,
+            max_unsolicited_blocks: 8,
         }
     }
 }
@@ -138,6 +152,16 @@ impl Config {
 
     pub fn with_max_consecutive_dont_have(mut self, n: u32) -> Self {
         self.max_consecutive_dont_have = n;
+        self
+    }
+
+    pub fn with_max_active_wants(mut self, wants: usize) -> Self {
+        self.max_active_wants = wants.max(1);
+        self
+    }
+
+    pub fn with_max_unsolicited_blocks(mut self, blocks: u64) -> Self {
+        self.max_unsolicited_blocks = blocks;
         self
     }
 

@@ -55,6 +55,7 @@ mod stats;
 mod verify;
 mod version;
 mod wantlist;
+mod window;
 
 pub use client::{Client, Event as ClientEvent};
 pub use config::{ClientMode, Config};
@@ -62,7 +63,7 @@ pub use message::{
     pb, prefix_of, Block, BlockPresence, DecodeError, Message, Presence, WantEntry, WantType,
     MAX_MESSAGE_SIZE,
 };
-pub use node::{Event, Node, Transmit};
+pub use node::{Event, Misbehaviour, Node, Transmit};
 pub use server::{Server, ServerEvent};
 pub use session::SessionId;
 pub use stats::{Counters, Stats};

@@ -1,6 +1,6 @@
 //! Client and server behind one sans-IO front: what the libp2p glue and the simulator drive.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 
 use bytes::Bytes;
 use cid::Cid;
@@ -11,6 +11,7 @@ use super::message::{Block, Message};
 use super::server::{Server, ServerEvent};
 use super::session::SessionId;
 use super::stats::{Counters, Stats};
+use super::window::Window;
 use super::{Config, ProtocolVersion};
 use crate::Core;
 
@@ -21,25 +22,42 @@ pub enum Event<P> {
     Block { session: SessionId, block: Block },
     /// Read this block from the store and call [`Node::block_loaded`].
     Load(Cid),
-    /// The peer sent a block that does not hash to its CID: disconnect it.
-    Misbehaved { peer: P, cid: Cid },
+    /// The peer broke the protocol: disconnect it.
+    Misbehaved { peer: P, error: Misbehaviour },
+}
+
+/// How a peer broke the protocol.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Misbehaviour {
+    /// It sent a block whose data does not hash to the CID it came with.
+    #[error("invalid block {0}")]
+    InvalidBlock(Cid),
+    /// It sent more blocks nobody asked for than [`Config::max_unsolicited_blocks`].
+    #[error("{0} unsolicited blocks")]
+    UnsolicitedBlocks(u64),
 }
 
 #[derive(Debug)]
 pub struct Node<P> {
     client: Client<P>,
     server: Server<P>,
+    window: Window<P>,
     versions: BTreeMap<P, ProtocolVersion>,
     transport: Stats<P>,
+    /// Reported by the node itself, ahead of the client's and server's.
+    events: VecDeque<Event<P>>,
 }
 
 impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Node<P> {
     pub fn new(config: Config) -> Self {
         Self {
+            window: Window::new(&config),
             client: Client::new(config.clone()),
             server: Server::new(config),
             versions: BTreeMap::new(),
             transport: Stats::default(),
+            events: VecDeque::new(),
         }
     }
 
@@ -73,8 +91,11 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Node<P> {
         self.client.new_session(now)
     }
 
+    /// Wants `cids` in `session`. They reach the client (and the network) as the window allows:
+    /// see the `window` module.
     pub fn want(&mut self, now: Instant, session: SessionId, cids: impl IntoIterator<Item = Cid>) {
-        self.client.want(now, session, cids);
+        self.window.want(session, cids);
+        self.refill(now);
     }
 
     pub fn cancel(
@@ -83,11 +104,30 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Node<P> {
         session: SessionId,
         cids: impl IntoIterator<Item = Cid>,
     ) {
+        let cids: Vec<Cid> = cids.into_iter().collect();
+        self.window.cancel(session, &cids);
         self.client.cancel(now, session, cids);
+        self.refill(now);
     }
 
+    /// Ends `session`: what it still wants is cancelled, and blocks already on their way for it
+    /// are not held against their senders.
     pub fn close_session(&mut self, now: Instant, session: SessionId) {
+        let wanted = self.client.session_wants(session);
+        self.window.close(session, &wanted);
         self.client.close_session(now, session);
+        self.refill(now);
+    }
+
+    /// Wants handed to the client and not yet answered, over all sessions.
+    pub fn active_wants(&self) -> usize {
+        self.window.active()
+    }
+
+    fn refill(&mut self, now: Instant) {
+        for (session, cids) in self.window.refill() {
+            self.client.want(now, session, cids);
+        }
     }
 
     /// A decoded message from `peer`: the wantlist goes to the server, the rest to the client.
@@ -101,7 +141,19 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Node<P> {
             self.server.handle_message(now, peer, msg);
         }
         if !msg.blocks.is_empty() || !msg.presences.is_empty() {
-            self.client.handle_message(now, peer, msg);
+            self.handle_answers(now, peer, msg);
+        }
+    }
+
+    /// Blocks and presences for the client, counting the blocks nobody asked for.
+    fn handle_answers(&mut self, now: Instant, peer: P, msg: &Message) {
+        let excused = msg.blocks.iter().filter(|b| self.window.excused(&b.cid)).count() as u64;
+        let before = self.client.stats().peer(peer).unsolicited_blocks;
+        self.client.handle_message(now, peer, msg);
+        let unsolicited = self.client.stats().peer(peer).unsolicited_blocks - before;
+        if let Some(count) = self.window.unsolicited(peer, unsolicited.saturating_sub(excused)) {
+            let error = Misbehaviour::UnsolicitedBlocks(count);
+            self.events.push_back(Event::Misbehaved { peer, error });
         }
     }
 
@@ -158,6 +210,7 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Core for Node<P> {
 
     fn peer_disconnected(&mut self, now: Instant, peer: P) {
         self.versions.remove(&peer);
+        self.window.peer_disconnected(&peer);
         self.client.peer_disconnected(now, peer);
         self.server.peer_disconnected(peer);
     }
@@ -172,7 +225,8 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Core for Node<P> {
 
     /// Next message to send. Server responses come first: local work before new requests.
     /// Call [`Node::handle_sent`] for server messages ([`Transmit::from_server`]) once written.
-    fn poll_transmit(&mut self, _: Instant) -> Option<Transmit<P>> {
+    fn poll_transmit(&mut self, now: Instant) -> Option<Transmit<P>> {
+        self.refill(now);
         let (peer, msg, from_server) = match self.server.poll_transmit() {
             Some((p, m)) => (p, m, true),
             None => {
@@ -188,13 +242,23 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Core for Node<P> {
         Some(Transmit { peer, msg, len, from_server })
     }
 
+    /// A block a session wanted frees its place in the window: the next wants go to the client
+    /// here, and their transmits follow in the next round of the drain.
     fn poll_event(&mut self) -> Option<Event<P>> {
+        if let Some(event) = self.events.pop_front() {
+            return Some(event);
+        }
         if let Some(ServerEvent::Load(cid)) = self.server.poll_event() {
             return Some(Event::Load(cid));
         }
         self.client.poll_event().map(|e| match e {
-            client::Event::Block { session, block } => Event::Block { session, block },
-            client::Event::Misbehaved { peer, cid } => Event::Misbehaved { peer, cid },
+            client::Event::Block { session, block } => {
+                self.window.delivered(session, &block.cid);
+                Event::Block { session, block }
+            }
+            client::Event::Misbehaved { peer, cid } => {
+                Event::Misbehaved { peer, error: Misbehaviour::InvalidBlock(cid) }
+            }
         })
     }
 

@@ -38,17 +38,6 @@ pub struct Config {
     pub versions: Vec<ProtocolVersion>,
     /// Inbound streams read at once per connection; more are refused.
     pub max_inbound_streams: usize,
-    /// Blocks a peer may send that nobody asked for (beyond those of fetches closed while the
-    /// blocks were on their way) before it is disconnected. An honest peer sends none: a block
-    /// whose data does not match the CID it was sent for arrives as one of these.
-    pub max_unsolicited_blocks: u64,
-    /// CIDs of closed fetches remembered, so that their blocks still on the way are not held
-    /// against the peers that send them.
-    pub cancelled_memory: usize,
-    /// Wants handed to the client at once, over all fetches; the rest wait their turn. Servers
-    /// (boxo's and ours) keep at most 1024 wants per peer and ignore the rest, so a window under
-    /// that keeps every want alive.
-    pub max_active_wants: usize,
 }
 
 impl Default for Config {
@@ -57,9 +46,6 @@ impl Default for Config {
             bitswap: bitswap::Config::default(),
             versions: ProtocolVersion::ALL.to_vec(),
             max_inbound_streams: 32,
-            max_unsolicited_blocks: 8,
-            cancelled_memory: 1 << 14,
-            max_active_wants: 512,
         }
     }
 }
@@ -88,31 +74,18 @@ impl Config {
         self.max_inbound_streams = streams;
         self
     }
-
-    pub fn with_max_unsolicited_blocks(mut self, blocks: u64) -> Self {
-        self.max_unsolicited_blocks = blocks;
-        self
-    }
-
-    pub fn with_max_active_wants(mut self, wants: usize) -> Self {
-        self.max_active_wants = wants.max(1);
-        self
-    }
 }
 
 /// How a peer broke the protocol.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum Misbehaviour {
-    /// It sent a block whose data does not hash to the CID it came with.
-    #[error("invalid block {0}")]
-    InvalidBlock(Cid),
+    /// What the core found: an invalid block, too many unsolicited ones.
+    #[error(transparent)]
+    Protocol(#[from] bitswap::Misbehaviour),
     /// An oversized or malformed frame or message.
     #[error(transparent)]
     Stream(#[from] StreamError),
-    /// It sent more blocks than [`Config::max_unsolicited_blocks`] that nobody asked for.
-    #[error("{0} unsolicited blocks")]
-    UnsolicitedBlocks(u64),
 }
 
 /// What the behaviour reports to the node driver.
@@ -180,10 +153,6 @@ enum Task {
 struct Fetch {
     /// Everything not delivered yet.
     pending: HashSet<Cid>,
-    /// Not handed to the client yet, in the order asked.
-    waiting: VecDeque<Cid>,
-    /// Handed to the client.
-    active: HashSet<Cid>,
 }
 
 /// Who waits for a block being stored.
@@ -210,36 +179,6 @@ struct Peer {
     connected: bool,
     /// Being disconnected for misbehaving: nothing more it sends is read.
     closing: bool,
-    unsolicited: u64,
-}
-
-/// CIDs remembered in insertion order, the oldest forgotten beyond a capacity.
-#[derive(Debug)]
-struct Recent {
-    set: HashSet<Cid>,
-    order: VecDeque<Cid>,
-    cap: usize,
-}
-
-impl Recent {
-    fn new(cap: usize) -> Self {
-        Self { set: HashSet::new(), order: VecDeque::new(), cap }
-    }
-
-    fn insert(&mut self, cid: Cid) {
-        if self.set.insert(cid) {
-            self.order.push_back(cid);
-        }
-        while self.order.len() > self.cap {
-            if let Some(old) = self.order.pop_front() {
-                self.set.remove(&old);
-            }
-        }
-    }
-
-    fn contains(&self, cid: &Cid) -> bool {
-        self.set.contains(cid)
-    }
 }
 
 /// Timer rounds per poll: a deadline the core keeps in the past cannot spin the task.
@@ -248,7 +187,6 @@ const MAX_TIMER_ROUNDS: usize = 16;
 /// Bitswap over libp2p, standalone so that any swarm can compose it with
 /// `#[derive(NetworkBehaviour)]`. See the module docs for what the node driver does with it.
 pub struct Behaviour<S> {
-    config: Config,
     handler_config: HandlerConfig,
     node: Node<PeerId>,
     store: Arc<S>,
@@ -256,9 +194,7 @@ pub struct Behaviour<S> {
     peers: HashMap<PeerId, Peer>,
     /// Oldest first: waiting wants are handed out in that order.
     fetches: BTreeMap<SessionId, Fetch>,
-    active_wants: usize,
     storing: HashMap<Cid, Storing>,
-    cancelled: Recent,
     tasks: FuturesUnordered<BoxFuture<'static, Task>>,
     actions: VecDeque<ToSwarm<Event, Command>>,
     fetching: bool,
@@ -278,14 +214,11 @@ impl<S: BlockStore> Behaviour<S> {
         };
         Self {
             node: Node::new(config.bitswap.clone()),
-            cancelled: Recent::new(config.cancelled_memory),
-            config,
             handler_config,
             store: Arc::new(store),
             connections: HashMap::new(),
             peers: HashMap::new(),
             fetches: BTreeMap::new(),
-            active_wants: 0,
             storing: HashMap::new(),
             tasks: FuturesUnordered::new(),
             actions: VecDeque::new(),
@@ -331,10 +264,8 @@ impl<S: BlockStore> Behaviour<S> {
     /// Ends a fetch: what it still wants is cancelled, and the session is forgotten.
     pub fn close(&mut self, fetch: SessionId) {
         let now = Instant::now();
-        let Some(f) = self.fetches.remove(&fetch) else { return };
-        self.active_wants -= f.active.len();
-        for cid in f.pending {
-            self.cancelled.insert(cid);
+        if self.fetches.remove(&fetch).is_none() {
+            return;
         }
         self.node.close_session(now, fetch);
         self.after_input(now);
@@ -360,7 +291,7 @@ impl<S: BlockStore> Behaviour<S> {
             peers: self.peers.values().filter(|p| p.connected).count(),
             open_fetches: self.fetches.len(),
             wanted_blocks: self.fetches.values().map(|f| f.pending.len()).sum(),
-            active_wants: self.active_wants,
+            active_wants: self.node.active_wants(),
             store_writes_in_flight: self.storing.len(),
             ..self.stats
         }
@@ -377,6 +308,7 @@ impl<S: BlockStore> Behaviour<S> {
 
     fn want(&mut self, now: Instant, fetch: SessionId, cids: impl IntoIterator<Item = Cid>) {
         let Some(f) = self.fetches.get_mut(&fetch) else { return };
+        let mut network = Vec::new();
         for cid in cids {
             if !f.pending.insert(cid) {
                 continue;
@@ -391,31 +323,14 @@ impl<S: BlockStore> Behaviour<S> {
                     Task::Local { fetch, cid, result: store.get(&cid).await }
                 }));
             } else {
-                f.waiting.push_back(cid);
+                network.push(cid);
             }
         }
         if f.pending.is_empty() {
             self.actions.push_back(ToSwarm::GenerateEvent(Event::FetchDone { fetch }));
         }
+        self.node.want(now, fetch, network);
         self.after_input(now);
-    }
-
-    /// Hands waiting wants to the client, oldest fetch first, while fewer than
-    /// [`Config::max_active_wants`] are out.
-    fn refill(&mut self, now: Instant) {
-        for (id, f) in &mut self.fetches {
-            let room = self.config.max_active_wants.saturating_sub(self.active_wants);
-            if room == 0 {
-                return;
-            }
-            if f.waiting.is_empty() {
-                continue;
-            }
-            let batch: Vec<Cid> = f.waiting.drain(..room.min(f.waiting.len())).collect();
-            self.active_wants += batch.len();
-            f.active.extend(batch.iter().copied());
-            self.node.want(now, *id, batch);
-        }
     }
 
     /// Puts a verified block into the store unless it is already on its way there; `wait`
@@ -452,7 +367,6 @@ impl<S: BlockStore> Behaviour<S> {
     /// Waiting wants go in first, as far as the window allows.
     fn drain(&mut self, now: Instant) {
         loop {
-            self.refill(now);
             let mut progress = false;
             while let Some(t) = self.node.poll_transmit(now) {
                 progress = true;
@@ -507,8 +421,8 @@ impl<S: BlockStore> Behaviour<S> {
                     Task::Serve { cid, result: store.get(&cid).await }
                 }));
             }
-            bitswap::Event::Misbehaved { peer, cid } => {
-                self.misbehaved(now, peer, Misbehaviour::InvalidBlock(cid));
+            bitswap::Event::Misbehaved { peer, error } => {
+                self.misbehaved(now, peer, error.into());
             }
         }
     }
@@ -525,11 +439,7 @@ impl<S: BlockStore> Behaviour<S> {
                 match self.read_result(cid, result) {
                     Some(data) => self.deliver(fetch, cid, data),
                     // The index was wrong: ask the network after all.
-                    None => {
-                        if let Some(f) = self.fetches.get_mut(&fetch) {
-                            f.waiting.push_front(cid);
-                        }
-                    }
+                    None => self.node.want(now, fetch, [cid]),
                 }
             }
             Task::Stored { cid, data, result } => {
@@ -572,9 +482,6 @@ impl<S: BlockStore> Behaviour<S> {
     /// A block reached `fetch`: reported once, and the fetch is done when nothing is pending.
     fn deliver(&mut self, fetch: SessionId, cid: Cid, data: Bytes) {
         let Some(f) = self.fetches.get_mut(&fetch) else { return };
-        if f.active.remove(&cid) {
-            self.active_wants -= 1;
-        }
         if !f.pending.remove(&cid) {
             return;
         }
@@ -622,20 +529,7 @@ impl<S: BlockStore> Behaviour<S> {
         if self.peers.get(&peer).is_none_or(|p| p.closing) {
             return;
         }
-        if msg.blocks.is_empty() {
-            self.node.handle_message(now, peer, &msg);
-            return;
-        }
-        let excused = msg.blocks.iter().filter(|b| self.cancelled.contains(&b.cid)).count() as u64;
-        let before = self.node.peer_stats(peer).unsolicited_blocks;
         self.node.handle_message(now, peer, &msg);
-        let unsolicited = self.node.peer_stats(peer).unsolicited_blocks - before;
-        let Some(p) = self.peers.get_mut(&peer) else { return };
-        p.unsolicited += unsolicited.saturating_sub(excused);
-        if p.unsolicited > self.config.max_unsolicited_blocks {
-            let count = p.unsolicited;
-            self.misbehaved(now, peer, Misbehaviour::UnsolicitedBlocks(count));
-        }
     }
 
     fn on_handler_event(&mut self, peer: PeerId, conn: ConnectionId, event: HandlerEvent) {
@@ -807,19 +701,6 @@ impl<S: BlockStore> NetworkBehaviour for Behaviour<S> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use syncscope_proto::bitswap::raw_cid;
-
-    #[test]
-    fn recent_forgets_the_oldest_beyond_its_capacity() {
-        let mut recent = Recent::new(2);
-        let [a, b, c] = [raw_cid(b"a"), raw_cid(b"b"), raw_cid(b"c")];
-        recent.insert(a);
-        recent.insert(b);
-        recent.insert(a);
-        recent.insert(c);
-        assert!(!recent.contains(&a));
-        assert!(recent.contains(&b) && recent.contains(&c));
-    }
 
     #[test]
     fn versions_are_offered_newest_first_once_each() {

@@ -35,11 +35,8 @@
 //! index already holds are read from the store instead of the network.
 //!
 //! # Flow control
-//! At most [`Config::max_active_wants`] wants (512) are handed to the client at once, over all
-//! fetches, oldest fetch first; the rest wait in the behaviour. Servers keep 1024 wants per peer
-//! and ignore the rest (boxo's engine and ours alike), and the client never asks a peer again
-//! for a want it already holds, so without the window a fetch of more than 1024 blocks from one
-//! peer would stall.
+//! The core's fetch window bounds the wants out at once (see `syncscope_proto::bitswap`'s
+//! `window` module); the behaviour hands it every want its store cannot answer.
 //!
 //! # Peers and connections
 //! A peer speaks Bitswap once one of its connections negotiated an outbound stream; messages go
@@ -53,7 +50,7 @@
 //! # Misbehaviour
 //! An oversized frame, an invalid length prefix, a stream ending inside a frame, a message that
 //! does not decode, a block that does not match its CID, or more than
-//! [`Config::max_unsolicited_blocks`] blocks nobody asked for: the stream is reset (where there
+//! [`max_unsolicited_blocks`](syncscope_proto::bitswap::Config::max_unsolicited_blocks) blocks nobody asked for: the stream is reset (where there
 //! is one), the peer is counted in [`Stats::peers_disconnected`] and disconnected
 //! (`ToSwarm::CloseConnection`), [`Event::Misbehaved`] says why, and fetches go on with the other
 //! peers. Over the wire, a block sent for a CID its data does not hash to is addressed by its data
