@@ -6,19 +6,23 @@
 //! opaque `P: Copy + Ord + Hash + Debug` key. The same code runs in `syncscope-sim`, natively and in
 //! the browser.
 //!
-//! [`Node`] is the front the glue drives; [`Client`] and [`Server`] can be driven on their own.
-//! - Inputs: [`Node::peer_connected`] (with the negotiated [`ProtocolVersion`]) and
-//!   [`Node::peer_disconnected`]; [`Node::handle_message`] for each decoded frame
+//! [`Node`] is the front the glue and the simulator drive, through the [`Core`](crate::Core)
+//! contract; [`Client`] and [`Server`] can be driven on their own. The node also keeps the
+//! policy between sessions and the network: the fetch window, the memory of closed sessions'
+//! wants and the unsolicited-block limit (the `window` module).
+//!
+//! - Inputs: [`peer_connected`](crate::Core::peer_connected) (with the negotiated [`ProtocolVersion`]) and
+//!   [`peer_disconnected`](crate::Core::peer_disconnected); [`Node::handle_message`] for each decoded frame
 //!   ([`Message::decode`] after a [`crate::framing::FrameDecoder`] capped at
 //!   [`MAX_MESSAGE_SIZE`]); [`Node::handle_progress`] after a read that leaves a frame
 //!   incomplete (a large message on a slow link is still arriving); [`Node::handle_sent`] when a server message was written;
-//!   [`Node::handle_timeout`] when the time from `poll_timeout` has come; [`Node::add_block`]
+//!   [`handle_timeout`](crate::Core::handle_timeout) when the time from `poll_timeout` has come; [`Node::add_block`]
 //!   and [`Node::block_loaded`] from the store.
 //! - Commands: [`Node::new_session`], [`Node::want`], [`Node::cancel`], [`Node::close_session`].
-//! - Outputs, drained in this order after every input: [`Node::poll_transmit`] until `None`
-//!   (encode with [`Message::encode_frame`] for the peer's version), then [`Node::poll_event`]
+//! - Outputs, drained in this order after every input: [`poll_transmit`](crate::Core::poll_transmit) until `None`
+//!   (encode with [`Message::encode_frame`] for the peer's version), then [`poll_event`](crate::Core::poll_event)
 //!   until `None` (answering [`Event::Load`] may happen later, from an async store), then
-//!   [`Node::poll_timeout`] to arm the single timer.
+//!   [`poll_timeout`](crate::Core::poll_timeout) to arm the single timer.
 //! - [`Node::stats`] and [`Node::peer_stats`] return plain counters.
 //!
 //! Misbehaviour never surfaces as an error from `handle_*`: bad blocks become

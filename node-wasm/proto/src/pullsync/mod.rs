@@ -16,38 +16,32 @@
 //!
 //! # What the glue does
 //!
-//! Per node: register [`PROTOCOL_NAME`], [`BATCHED_PROTOCOL_NAME`] and
-//! [`CURSORS_PROTOCOL_NAME`] as inbound protocols for the server.
+//! The glue drives one [`Node`], which owns the puller, the server and the reserve's index
+//! behind one stream namespace ([`StreamKey`]: outbound streams are the puller's, inbound ones
+//! the server's), through the [`Core`](crate::Core) contract:
 //!
-//! Per peer: on connect, [`Puller::add_peer`] with the peer's overlay; on disconnect,
-//! [`Puller::remove_peer`] (which may open streams to other peers: drain it) and
-//! [`Server::handle_peer_disconnected`]. When the storage radius changes,
-//! [`Puller::set_storage_radius`].
-//!
-//! Per outbound stream (the puller's): [`StreamAction::Open`] opens a stream for that
-//! [`StreamId`] on the protocol given; the `Send`s that follow are written to it in order,
-//! `Finish` closes the writing side, `Reset` aborts it. Bytes read go to
-//! [`Puller::handle_data`]; end of stream to [`Puller::handle_stream_finished`]; a failed open,
-//! a reset or a lost connection to [`Puller::handle_stream_failed`].
-//!
-//! Per inbound stream (the server's): pick a [`StreamId`] unique for the peer, call
-//! [`Server::handle_stream_opened`], then [`Server::handle_data`] for bytes read,
-//! [`Server::handle_stream_finished`] at end of stream and [`Server::handle_stream_reset`] on
-//! reset. The server's transmits for that stream are `Send`, `Finish` or `Reset`.
-//!
-//! Storage: store every [`PullerEvent::Chunk`] (they are verified), then tell the server with
-//! [`Server::handle_reserve_changed`] so that live long polls see the new chunks (once per batch
-//! of stored chunks is enough). Answer every [`ServerEvent::ChunksWanted`] with
-//! [`Server::provide_chunks`], reading the chunks in the order given. Misbehaviour events are
-//! penalties: the stream is already reset, and the glue may disconnect or block the peer.
-//!
-//! Timers: call `handle_timeout(now)` on each core once `poll_timeout()` has passed.
+//! - per node: register [`PROTOCOL_NAME`], [`BATCHED_PROTOCOL_NAME`] and
+//!   [`CURSORS_PROTOCOL_NAME`] as inbound protocols;
+//! - per peer: `peer_connected` with the peer's overlay, `peer_disconnected` when its last
+//!   connection closes; [`Node::set_storage_radius`] when the radius changes;
+//! - per stream: every [`StreamEvent`] as `handle_input(now, peer, (key, event))`: an inbound
+//!   stream opened ([`StreamEvent::Opened`], with a key unique for the peer), bytes read, the end
+//!   of the peer's writing, a reset or a lost connection. [`Transmit`]s say what to do on a
+//!   stream: [`StreamAction::Open`] opens an outbound stream for that key on the protocol
+//!   given, the `Send`s that follow are written to it in order, `Finish` closes the writing
+//!   side, `Reset` aborts it;
+//! - storage: store every [`Event::Chunk`] (they are verified), then call
+//!   [`Node::handle_reserve_changed`] so that live long polls see the new chunks (once per
+//!   batch of stored chunks is enough); answer every [`Event::ChunksWanted`] with
+//!   [`Node::provide_chunks`], reading the chunks in the order given; tell the node how many
+//!   bytes wait in sockets with [`Node::set_backlog`];
+//! - misbehaviour events are penalties: the stream is already reset, and the glue disconnects
+//!   the peer when [`Misbehaviour::disconnects`] says so.
 //!
 //! # Drain order
 //!
-//! After every `handle_*` call or command, drain each core: `poll_transmit` until `None` (write
-//! or queue what it returns), then `poll_event` until `None`, then re-arm the timer from
-//! `poll_timeout`. The server encodes deliveries lazily inside `poll_transmit`, one message per
+//! After every input or command, drain the node: `poll_transmit` until `None` (write or queue
+//! what it returns), then `poll_event` until `None`, then re-arm the timer from `poll_timeout`. The server encodes deliveries lazily inside `poll_transmit`, one message per
 //! call and round-robin across streams, so a glue that stops polling while its socket is full
 //! exerts back-pressure without the server buffering whole pages.
 //!
