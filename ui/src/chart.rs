@@ -6,19 +6,13 @@ use plotters::prelude::*;
 use web_sys::MouseEvent;
 
 use crate::export;
+use crate::series::Series;
 
 const WIDTH: u32 = 560;
 const HEIGHT: u32 = 220;
 /// Colours of the series, in order, chosen to read on the dark background.
 const PALETTE: [RGBColor; 4] =
     [RGBColor(88, 166, 255), RGBColor(63, 185, 80), RGBColor(210, 153, 34), RGBColor(248, 81, 73)];
-
-/// One line on a chart: `(seconds since the start, value)` points in time order.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct Series {
-    pub name: String,
-    pub points: Vec<(f64, f64)>,
-}
 
 /// How much of the history a chart shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

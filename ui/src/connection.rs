@@ -10,9 +10,9 @@ use syncscope_node::net::PeerId;
 use syncscope_node::node;
 use syncscope_node::node::{NodeConfig, NodeEvent, RoomMember, TransportKind};
 
-use crate::chart::Series;
 use crate::config;
 use crate::rates::{RateCharts, RateSampler};
+use crate::series::Series;
 use crate::transfers::Transfers;
 
 #[derive(Debug, Clone, PartialEq)]

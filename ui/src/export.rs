@@ -2,7 +2,7 @@
 
 use wasm_bindgen::JsCast;
 
-use crate::chart::Series;
+use crate::series::Series;
 
 /// One row per time stamp, one column per series; empty where a series has no sample then.
 pub fn to_csv(series: &[Series]) -> String {

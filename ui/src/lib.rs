@@ -7,6 +7,7 @@ mod connection;
 mod export;
 pub mod logging;
 mod rates;
+mod series;
 mod transfers;
 
 pub use app::App;

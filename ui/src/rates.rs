@@ -4,7 +4,7 @@
 use leptos::prelude::*;
 use syncscope_node::node::NodeStats;
 
-use crate::chart::Series;
+use crate::series::Series;
 
 /// One interval's rates.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use web_time::Instant;
 
-use super::network::NodeId;
+use super::node_id::NodeId;
 
 /// Bytes left below which a message has crossed: sizes are whole bytes, and instants are rounded
 /// to nanoseconds.

@@ -24,9 +24,11 @@ pub mod bitswap;
 mod downlink;
 mod link;
 mod network;
+mod node_id;
 mod peer;
 pub mod pullsync;
 
 pub use link::{LinkModel, LinkParams, Links, SlowPairs};
-pub use network::{NetStats, Network, NodeId, Outgoing, SimNode};
+pub use network::{NetStats, Network, Outgoing, SimNode};
+pub use node_id::NodeId;
 pub use peer::{App, Peer, Wire};

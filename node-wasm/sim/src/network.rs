@@ -8,16 +8,7 @@ use web_time::Instant;
 
 use super::downlink::Downlink;
 use super::link::Links;
-
-/// A node of the simulated network: an index into [`Network::nodes`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct NodeId(pub u32);
-
-impl NodeId {
-    pub fn index(self) -> usize {
-        self.0 as usize
-    }
-}
+use super::node_id::NodeId;
 
 /// A message a node wants sent.
 #[derive(Debug)]

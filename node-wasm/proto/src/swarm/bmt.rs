@@ -8,8 +8,10 @@
 //! are not rehashed level by level; their hash is carried up as one value per level.
 
 use super::address::Address;
-use super::chunk::CHUNK_SIZE;
 use super::keccak::{keccak256, keccak256_pairs};
+
+/// Most payload bytes in a chunk: the BMT's 128 segments of 32 bytes.
+pub const CHUNK_SIZE: usize = 4096;
 
 const SEGMENT: usize = 32;
 /// Leaves of the tree: two segments each.

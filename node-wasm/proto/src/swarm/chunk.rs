@@ -2,13 +2,12 @@
 //! bytes of payload, addressed by their BMT hash.
 
 use super::address::Address;
-use super::bmt::chunk_address;
+use super::bmt::{chunk_address, CHUNK_SIZE};
 use super::stamp::Stamp;
 use bytes::{BufMut, Bytes, BytesMut};
 use thiserror::Error;
 
 pub const SPAN_SIZE: usize = 8;
-pub const CHUNK_SIZE: usize = 4096;
 
 /// A verified content-addressed chunk with its postage stamp. Its data (`span || payload`) is a
 /// shared [`Bytes`] so that passing a chunk from the wire to the store copies nothing.

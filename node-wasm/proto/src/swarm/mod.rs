@@ -9,7 +9,7 @@ mod keccak;
 mod stamp;
 
 pub use address::{Address, AddressError, ADDRESS_SIZE, MAX_BINS, MAX_PO};
-pub use bmt::{bmt_root, chunk_address};
-pub use chunk::{Chunk, ChunkError, ChunkRef, CHUNK_SIZE, SPAN_SIZE};
+pub use bmt::{bmt_root, chunk_address, CHUNK_SIZE};
+pub use chunk::{Chunk, ChunkError, ChunkRef, SPAN_SIZE};
 pub use keccak::{keccak256, keccak256_pairs, keccak256_pairs_scalar, simd_path};
 pub use stamp::{Stamp, StampError, STAMP_SIZE};
