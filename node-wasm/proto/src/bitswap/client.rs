@@ -18,7 +18,8 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use web_time::Instant;
 
-use super::message::{Block, BlockPresence, Message, Presence, WantEntry, WantType};
+use super::message::{Block, BlockPresence, Message, Presence, WantType};
+use super::peer::{self, PeerState, Typical};
 use super::session::{Session, SessionId};
 use super::stats::Stats;
 use super::verify;
@@ -33,123 +34,24 @@ pub enum Event<P> {
     Misbehaved { peer: P, cid: Cid },
 }
 
-/// Smoothed round-trip time, as TCP keeps it.
-#[derive(Debug, Clone, Copy, Default)]
-struct Rtt {
-    srtt: Option<f64>,
-    rttvar: f64,
-}
-
-impl Rtt {
-    fn sample(&mut self, rtt: Duration) {
-        let r = rtt.as_secs_f64();
-        match self.srtt {
-            None => {
-                self.srtt = Some(r);
-                self.rttvar = r / 2.0;
-            }
-            Some(s) => {
-                self.rttvar = 0.75 * self.rttvar + 0.25 * (s - r).abs();
-                self.srtt = Some(0.875 * s + 0.125 * r);
-            }
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy)]
-struct Sent {
-    want_type: WantType,
-    at: Instant,
-    answered: bool,
-    answered_have: bool,
-}
-
-/// Mean round trip and per-block service time over the peers where they were measured.
-#[derive(Debug, Clone, Copy, Default)]
-pub(super) struct Typical {
-    pub(super) rtt: f64,
-    pub(super) service: f64,
-}
-
-impl Typical {
-    pub(super) fn of<P>(peers: &BTreeMap<P, PeerState>) -> Self {
-        let mean = |values: Vec<f64>| match values.len() {
-            0 => 0.0,
-            n => values.iter().sum::<f64>() / n as f64,
-        };
-        Self {
-            rtt: mean(peers.values().filter_map(PeerState::srtt).collect()),
-            service: mean(peers.values().filter_map(PeerState::service).collect()),
-        }
-    }
-}
-
-/// What the client knows about one connected peer.
-#[derive(Debug)]
-pub(super) struct PeerState {
-    pub(super) version: ProtocolVersion,
-    /// Wants the peer holds from us (sent or queued).
-    sent: HashMap<Cid, Sent>,
-    /// Want-blocks not answered yet: the peer's load.
-    live: HashSet<Cid>,
-    queue: Vec<WantEntry>,
-    first_queued: Option<Instant>,
-    last_queued: Option<Instant>,
-    rtt: Rtt,
-    last_heard: Option<Instant>,
-    /// Last time bytes of a message not complete yet arrived.
-    last_progress: Option<Instant>,
-    /// Smoothed gap between blocks while the peer had more to send: its per-block service time.
-    service: Option<f64>,
-    last_block: Option<Instant>,
-    busy: bool,
-}
-
-impl PeerState {
-    pub(super) fn live_blocks(&self) -> usize {
-        self.live.len()
-    }
-
-    pub(super) fn srtt(&self) -> Option<f64> {
-        self.rtt.srtt
-    }
-
-    pub(super) fn service(&self) -> Option<f64> {
-        self.service
-    }
-
-    /// Seconds until a want-block sent now should be answered: the round trip plus the blocks
-    /// queued ahead of it, each at the peer's service time; `typical` stands in for what was not
-    /// measured on this peer.
-    pub(super) fn expected_delay(&self, typical: Typical) -> f64 {
-        let service = self.service.unwrap_or(typical.service);
-        self.rtt.srtt.unwrap_or(typical.rtt) + self.live.len() as f64 * service
-    }
-
-    /// A message with `blocks` blocks arrived: if the peer was still sending since the last
-    /// one, the gap per block is a sample of its service time.
-    fn blocks_arrived(&mut self, now: Instant, blocks: usize) {
-        if let (true, Some(last)) = (self.busy, self.last_block) {
-            let gap = now.saturating_duration_since(last).as_secs_f64() / blocks as f64;
-            self.service = Some(self.service.map_or(gap, |s| 0.75 * s + 0.25 * gap));
-        }
-        self.last_block = Some(now);
-        self.busy = !self.live.is_empty();
-    }
-
-    fn flush_at(&self, config: &Config) -> Option<Instant> {
-        let first = self.first_queued?;
-        let last = self.last_queued?;
-        Some((last + config.send_debounce).min(first + config.max_send_delay))
-    }
-}
-
 /// Who gets which kind of want.
 type Asks<P> = Vec<(P, WantType)>;
 
-/// A pending silent-peer check.
-/// (deadline, session, want, peer, re-arms so far, when the want was sent)
-type Deadline<P> = Reverse<(Instant, SessionId, Cid, P, u8, Instant)>;
+/// A pending silent-peer check: has `peer` answered `session`'s want for `cid` by `at`?
+///
+/// The derived order compares the fields in declaration order, so the heap yields the earliest
+/// `at` first and the other fields break ties deterministically; keep `at` first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct SilentCheck<P> {
+    at: Instant,
+    session: SessionId,
+    cid: Cid,
+    peer: P,
+    /// Re-arms granted so far because the peer kept talking.
+    rearms: u8,
+    /// When the want was sent: a later ask of the same want supersedes this check.
+    asked: Instant,
+}
 
 /// Re-arms granted to a peer that keeps talking but has not answered one want yet.
 const MAX_REARMS: u8 = 8;
@@ -170,7 +72,7 @@ pub struct Client<P> {
     undecided_since: Option<(Instant, Instant)>,
     received: HashSet<Cid>,
     received_order: VecDeque<Cid>,
-    deadlines: BinaryHeap<Deadline<P>>,
+    deadlines: BinaryHeap<Reverse<SilentCheck<P>>>,
     transmits: VecDeque<(P, Message)>,
     events: VecDeque<Event<P>>,
     stats: Stats<P>,
@@ -208,20 +110,7 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Client<P> {
                 s.forget_peer(peer);
             }
         }
-        self.peers.entry(peer).or_insert_with(|| PeerState {
-            version,
-            sent: HashMap::new(),
-            live: HashSet::new(),
-            queue: Vec::new(),
-            first_queued: None,
-            last_queued: None,
-            rtt: Rtt::default(),
-            last_heard: None,
-            last_progress: None,
-            service: None,
-            last_block: None,
-            busy: false,
-        });
+        self.peers.entry(peer).or_insert_with(|| PeerState::new(version));
     }
 
     /// Everything asked of the peer counts as DONT_HAVE and moves on.
@@ -348,17 +237,18 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Client<P> {
         for (peer, want_type) in asks {
             let Some(ps) = self.peers.get_mut(&peer) else { continue };
             let dont_have = sessions && ps.version.supports_have();
-            enqueue_want(ps, now, cid, want_type, priority, dont_have);
+            ps.enqueue_want(now, cid, want_type, priority, dont_have);
             if sessions {
                 let at = self.check_at(now, peer) + self.config.max_send_delay;
-                self.deadlines.push(Reverse((at, session, cid, peer, 0, now)));
+                let check = SilentCheck { at, session, cid, peer, rearms: 0, asked: now };
+                self.deadlines.push(Reverse(check));
             }
         }
     }
 
     fn cancel_everywhere(&mut self, now: Instant, cid: Cid) {
         for ps in self.peers.values_mut() {
-            cancel_at(ps, now, cid);
+            ps.cancel(now, cid);
         }
     }
 
@@ -371,37 +261,18 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Client<P> {
         let c = &self.config;
         let ps = self.peers.get(&peer);
         let typical = Typical::of(&self.peers);
-        let own = ps
-            .filter(|p| p.rtt.srtt.is_some())
-            .map(|p| p.expected_delay(typical) + 4.0 * p.rtt.rttvar);
+        let own = ps.and_then(|p| p.silence_timeout(typical));
         let secs = own.or_else(|| {
-            let mean = self.mean_rtt()?;
-            Some((3.0 * mean).max(2.0 * self.rtt_percentile(0.9)))
+            let mean = peer::mean_rtt(&self.peers)?;
+            Some((3.0 * mean).max(2.0 * peer::rtt_percentile(&self.peers, 0.9)))
         });
         secs.map_or(c.default_dont_have_timeout, |s| {
             Duration::from_secs_f64(s).clamp(c.min_dont_have_timeout, c.max_dont_have_timeout)
         })
     }
 
-    /// The `q` quantile of the measured round trips, in seconds (0 when none).
-    fn rtt_percentile(&self, q: f64) -> f64 {
-        let mut rtts: Vec<f64> = self.peers.values().filter_map(|p| p.rtt.srtt).collect();
-        rtts.sort_by(f64::total_cmp);
-        let i = ((rtts.len() as f64 - 1.0) * q).round().max(0.0) as usize;
-        rtts.get(i).copied().unwrap_or(0.0)
-    }
-
-    fn mean_rtt(&self) -> Option<f64> {
-        let (sum, n) = self
-            .peers
-            .values()
-            .filter_map(|p| p.rtt.srtt)
-            .fold((0.0, 0u32), |(s, n), r| (s + r, n + 1));
-        (n > 0).then(|| sum / f64::from(n))
-    }
-
     fn idle_interval(&self) -> Duration {
-        let rtt = self.mean_rtt().map_or(Duration::ZERO, Duration::from_secs_f64);
+        let rtt = peer::mean_rtt(&self.peers).map_or(Duration::ZERO, Duration::from_secs_f64);
         self.config.idle_tick + rtt * self.config.idle_rtt_multiplier
     }
 
@@ -432,13 +303,8 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Client<P> {
 
     /// Marks `peer`'s want for `cid` answered and samples its round trip.
     fn answered(&mut self, now: Instant, peer: P, cid: &Cid) {
-        let Some(ps) = self.peers.get_mut(&peer) else { return };
-        ps.live.remove(cid);
-        if let Some(sent) = ps.sent.get_mut(cid) {
-            if !sent.answered {
-                sent.answered = true;
-                ps.rtt.sample(now.saturating_duration_since(sent.at));
-            }
+        if let Some(ps) = self.peers.get_mut(&peer) {
+            ps.answered(now, cid);
         }
     }
 
@@ -501,8 +367,8 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Client<P> {
     fn handle_presence(&mut self, now: Instant, peer: P, p: &BlockPresence) {
         self.answered(now, peer, &p.cid);
         if p.presence == Presence::Have {
-            if let Some(sent) = self.peers.get_mut(&peer).and_then(|s| s.sent.get_mut(&p.cid)) {
-                sent.answered_have = true;
+            if let Some(ps) = self.peers.get_mut(&peer) {
+                ps.answered_have(&p.cid);
             }
         }
         let sids: Vec<SessionId> = match self.wanted.get(&p.cid) {
@@ -532,14 +398,13 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Client<P> {
     /// `RECHECK` while nothing was measured, because the first round trips shrink the estimate.
     fn check_at(&self, now: Instant, peer: P) -> Instant {
         let timeout = self.dont_have_timeout(peer);
-        let measured = self.mean_rtt().is_some();
+        let measured = peer::mean_rtt(&self.peers).is_some();
         now + if measured { timeout } else { timeout.min(RECHECK) }
     }
 
     fn expire_silent_peers(&mut self, now: Instant) {
-        while let Some(Reverse((at, sid, cid, peer, rearms, asked))) =
-            self.deadlines.peek().copied()
-        {
+        while let Some(Reverse(check)) = self.deadlines.peek().copied() {
+            let SilentCheck { at, session: sid, cid, peer, rearms, asked } = check;
             if at > now {
                 break;
             }
@@ -557,7 +422,7 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Client<P> {
             let due = sent.at + timeout + self.config.max_send_delay;
             if due > now {
                 let next = due.min(self.check_at(now, peer));
-                self.deadlines.push(Reverse((next, sid, cid, peer, rearms, asked)));
+                self.deadlines.push(Reverse(SilentCheck { at: next, ..check }));
                 continue;
             }
             let armed = at.checked_sub(timeout).unwrap_or(at);
@@ -566,13 +431,14 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Client<P> {
             // against a peer that trickles bytes and never completes a message.
             let arriving = ps.last_progress.is_some_and(|h| h > sent.at && h >= armed);
             if arriving && now < sent.at + self.config.max_dont_have_timeout {
-                self.deadlines.push(Reverse((now + timeout, sid, cid, peer, rearms, asked)));
+                self.deadlines.push(Reverse(SilentCheck { at: now + timeout, ..check }));
                 continue;
             }
             // A peer that spoke since this deadline was armed is alive, just busy (its blocks
             // queue behind each other on a slow link): give it more time.
             if rearms < MAX_REARMS && ps.last_heard.is_some_and(|h| h > sent.at && h >= armed) {
-                self.deadlines.push(Reverse((now + timeout, sid, cid, peer, rearms + 1, asked)));
+                let check = SilentCheck { at: now + timeout, rearms: rearms + 1, ..check };
+                self.deadlines.push(Reverse(check));
                 continue;
             }
             self.time_out(now, sid, cid, peer, sent.want_type);
@@ -585,7 +451,7 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Client<P> {
         if let Some(ps) = self.peers.get_mut(&peer) {
             ps.live.remove(&cid);
             if want_type == WantType::Block {
-                cancel_at(ps, now, cid);
+                ps.cancel(now, cid);
             } else if let Some(s) = ps.sent.get_mut(&cid) {
                 s.answered = true;
             }
@@ -621,9 +487,7 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Client<P> {
     fn flush(&mut self, now: Instant) {
         for (peer, ps) in &mut self.peers {
             if ps.flush_at(&self.config).is_some_and(|t| t <= now) {
-                let wantlist = std::mem::take(&mut ps.queue);
-                ps.first_queued = None;
-                ps.last_queued = None;
+                let wantlist = ps.take_queue();
                 self.transmits.push_back((*peer, Message { wantlist, ..Message::default() }));
             }
         }
@@ -640,7 +504,7 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Client<P> {
     /// The earliest time [`Client::handle_timeout`] has work to do.
     pub fn poll_timeout(&self) -> Option<Instant> {
         let flush = self.peers.values().filter_map(|p| p.flush_at(&self.config)).min();
-        let silent = self.deadlines.peek().map(|Reverse((at, ..))| *at);
+        let silent = self.deadlines.peek().map(|Reverse(check)| check.at);
         let interval = self.idle_interval();
         let idle = self
             .sessions
@@ -662,58 +526,10 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Client<P> {
     }
 }
 
-/// Withdraws the want for `cid` from the peer: dropped from the queue if not sent yet,
-/// otherwise cancelled, unless it was a want-have the peer answered with HAVE (its server
-/// forgot it then).
-fn cancel_at(ps: &mut PeerState, now: Instant, cid: Cid) {
-    let Some(sent) = ps.sent.remove(&cid) else { return };
-    if sent.want_type == WantType::Have && sent.answered_have {
-        return;
-    }
-    ps.live.remove(&cid);
-    let before = ps.queue.len();
-    ps.queue.retain(|e| e.cid != cid);
-    if ps.queue.len() == before {
-        ps.queue.push(WantEntry::cancel(cid));
-        ps.first_queued.get_or_insert(now);
-        ps.last_queued = Some(now);
-    } else if ps.queue.is_empty() {
-        ps.first_queued = None;
-        ps.last_queued = None;
-    }
-}
-
-/// Queues a want unless the peer already holds it and owes an answer (a want-have may still
-/// be upgraded; one answered, or given up on, may be asked again).
-fn enqueue_want(
-    ps: &mut PeerState,
-    now: Instant,
-    cid: Cid,
-    want_type: WantType,
-    priority: i32,
-    send_dont_have: bool,
-) {
-    match ps.sent.get(&cid) {
-        Some(s) if s.want_type == WantType::Block => return,
-        Some(s) if want_type == WantType::Have && !s.answered => return,
-        _ => {}
-    }
-    ps.sent.insert(cid, Sent { want_type, at: now, answered: false, answered_have: false });
-    if want_type == WantType::Block {
-        ps.live.insert(cid);
-    }
-    let entry = WantEntry::want(cid, want_type, priority, send_dont_have);
-    match ps.queue.iter_mut().find(|e| e.cid == cid) {
-        Some(queued) => *queued = entry,
-        None => ps.queue.push(entry),
-    }
-    ps.first_queued.get_or_insert(now);
-    ps.last_queued = Some(now);
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bitswap::message::WantEntry;
     use crate::bitswap::verify::raw_cid;
     use bytes::Bytes;
 

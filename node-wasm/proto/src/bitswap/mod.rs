@@ -52,6 +52,7 @@ mod client;
 mod config;
 mod message;
 mod node;
+mod peer;
 mod predictor;
 mod server;
 mod session;

@@ -35,8 +35,8 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use web_time::Instant;
 
-use super::client::{PeerState, Typical};
 use super::message::{Presence, WantType};
+use super::peer::{PeerState, Typical};
 use super::predictor::{Predictor, WINDOW};
 use super::ClientMode;
 

@@ -8,15 +8,14 @@
 //! if it did not. The pull-sync module docs explain why this loses nothing.
 
 use super::config::{Config, DeliveryMode};
-use super::in_flight::{InFlight, Settle};
+use super::in_flight::InFlight;
 use super::interval::{IntervalStore, IntervalStoreError};
-use super::message::{self, Ack, Delivery, DeliveryBatch, Get, Offer, Syn, Want, MAX_MESSAGE_SIZE};
+use super::message::{self, Ack, Delivery, DeliveryBatch, Get, Offer, Syn};
 use super::reserve::ChunkPresence;
-use super::stream::{Protocol, StreamAction, StreamId, StreamKey, Transmit};
-use super::want::encode_want;
-use crate::framing::{encode_frame_into, FrameDecoder, FrameError};
+use super::stream::{Protocol, StreamAction, StreamId, Transmit};
+use crate::framing::{FrameDecoder, FrameError};
 use crate::swarm::MAX_BINS;
-use crate::swarm::{Address, AddressError, Chunk, ChunkError, ChunkRef, Stamp, StampError};
+use crate::swarm::{Address, AddressError, Chunk, ChunkError, ChunkRef, StampError};
 use bytes::{Bytes, BytesMut};
 use std::collections::{HashMap, VecDeque};
 use std::fmt::Debug;
@@ -24,13 +23,12 @@ use std::hash::Hash;
 use thiserror::Error;
 use web_time::Instant;
 
+mod page;
+mod streams;
+
 /// How far below the storage radius a peer's proximity may be for its own bin to be synced
 /// (bee `pkg/puller`, `maxPODelta`).
 pub const MAX_PO_DELTA: u8 = 2;
-
-/// Receive buffers kept for reuse by the next streams: a page's buffer grows to its largest
-/// message (a whole batch), and reusing it saves that allocation on every page.
-const SPARE_DECODERS: usize = 8;
 
 /// Why a peer's stream was dropped. Each is the peer's fault and comes with a penalty event.
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
@@ -535,209 +533,6 @@ impl<P: Copy + Eq + Hash + Debug, S: IntervalStore> Puller<P, S> {
         self.send(now, stream, &Get { bin: i32::from(bin), start });
     }
 
-    fn handle_offer(
-        &mut self,
-        now: Instant,
-        stream: StreamId,
-        offer: Offer,
-        have: &impl ChunkPresence,
-    ) -> Result<(), PullError> {
-        let ((start, refetch), max) = (self.page_of(stream), self.config.max_page);
-        if offer.chunks.len() > max {
-            return Err(PullError::OfferTooLarge { offered: offer.chunks.len(), max });
-        }
-        let offered = offer.chunks.iter().map(offered_ref).collect::<Result<Vec<_>, _>>()?;
-        if !offered.is_empty() && offer.topmost < start {
-            return Err(PullError::Topmost { start, topmost: offer.topmost });
-        }
-        self.stats.pages += 1;
-        self.stats.chunks_offered += offered.len() as u64;
-        if offered.is_empty() {
-            self.complete_page(now, stream, offer.topmost);
-            return Ok(());
-        }
-        let wanted_flags: Vec<bool> =
-            offered.iter().map(|c| self.want_offered(stream, refetch, c, have)).collect();
-        let wanted: Vec<ChunkRef> =
-            offered.iter().zip(&wanted_flags).filter(|(_, w)| **w).map(|(c, _)| *c).collect();
-        self.stats.chunks_wanted += wanted.len() as u64;
-        let awaiting = !wanted.is_empty();
-        // The stream holds its wants before the Want is sent, so a send failure releases them.
-        if let Some(out) = self.streams.get_mut(&stream).filter(|_| awaiting) {
-            out.deadline = Some(now + self.config.stream_timeout);
-            if let Task::Page { state, .. } = &mut out.task {
-                *state = PageState::AwaitDeliveries { topmost: offer.topmost, wanted, next: 0 };
-            }
-        }
-        self.send(now, stream, &Want { bit_vector: encode_want(wanted_flags.into_iter()) });
-        if !awaiting {
-            self.complete_page(now, stream, offer.topmost);
-        }
-        Ok(())
-    }
-
-    /// Whether to want an offered chunk on `stream`, whose page has been fetched again `refetch`
-    /// times: one in our radius that we lack and that is not already wanted. One wanted on
-    /// another stream is skipped, and the page waits for it, unless the page has been lost
-    /// too often (see [`SKIPPING_REFETCHES`]); then it is wanted here as well, and stays tracked
-    /// on the stream it was first wanted on, for the pages waiting there.
-    fn want_offered(
-        &mut self,
-        stream: StreamId,
-        refetch: u8,
-        c: &ChunkRef,
-        have: &impl ChunkPresence,
-    ) -> bool {
-        if c.address.is_zero() || self.overlay.proximity(&c.address) < self.radius || have.has(c) {
-            return false;
-        }
-        match self.in_flight.wanted_on(c) {
-            None => {
-                self.in_flight.want(*c, stream);
-                true
-            }
-            // Offered twice in one page: the first want covers it.
-            Some(on) if on == stream => false,
-            Some(_) if refetch > SKIPPING_REFETCHES => true,
-            Some(_) => {
-                self.in_flight.skip(c, stream);
-                self.stats.chunks_skipped_in_flight += 1;
-                false
-            }
-        }
-    }
-
-    fn handle_batch(&mut self, stream: StreamId, frame: Bytes) -> Result<(), PullError> {
-        let mut batch = std::mem::take(&mut self.batch);
-        let result = message::merge(&mut batch, frame).map_err(PullError::from).and_then(|()| {
-            batch.deliveries.drain(..).try_for_each(|d| self.handle_delivery(stream, d))
-        });
-        batch.deliveries.clear();
-        self.batch = batch;
-        result
-    }
-
-    /// Checks one delivery against the next wanted chunk and its address, and hands it on.
-    fn handle_delivery(&mut self, stream: StreamId, d: Delivery) -> Result<(), PullError> {
-        let Some(out) = self.streams.get_mut(&stream) else { return Err(PullError::Unexpected) };
-        let peer = out.peer;
-        let Task::Page { bin, state: PageState::AwaitDeliveries { wanted, next, .. }, .. } =
-            &mut out.task
-        else {
-            return Err(PullError::Unexpected);
-        };
-        let bin = *bin;
-        let Some(expected) = wanted.get(*next).copied() else {
-            return Err(PullError::Unexpected);
-        };
-        let address = Address::from_slice(&d.address)?;
-        if address.is_zero() && d.data.is_empty() {
-            *next += 1;
-            self.stats.chunks_missing += 1;
-            self.in_flight.resolve(&expected, stream, false);
-            return Ok(());
-        }
-        if address != expected.address {
-            self.stats.chunks_rejected += 1;
-            return Err(match wanted.iter().any(|w| w.address == address) {
-                true => PullError::OutOfOrder(address),
-                false => PullError::NotWanted(address),
-            });
-        }
-        *next += 1;
-        let checked = Stamp::new(d.stamp).map_err(PullError::from).and_then(|stamp| {
-            if stamp.batch_id() != expected.batch_id || stamp.hash() != expected.stamp_hash {
-                return Err(PullError::StampMismatch(address));
-            }
-            Ok(Chunk::verify(address, d.data, stamp)?)
-        });
-        let chunk = checked.inspect_err(|_| self.stats.chunks_rejected += 1)?;
-        self.in_flight.resolve(&expected, stream, true);
-        self.stats.chunks_delivered += 1;
-        self.stats.chunk_bytes += chunk.data().len() as u64;
-        self.events.push_back(PullerEvent::Chunk { peer, bin, chunk });
-        Ok(())
-    }
-
-    fn after_deliveries(&mut self, now: Instant, stream: StreamId) {
-        self.settle_held(now);
-        let timeout = self.config.stream_timeout;
-        let Some(out) = self.streams.get_mut(&stream) else { return };
-        out.deadline = Some(now + timeout);
-        if let Task::Page { state: PageState::AwaitDeliveries { topmost, wanted, next }, .. } =
-            &out.task
-        {
-            if *next == wanted.len() {
-                let topmost = *topmost;
-                self.complete_page(now, stream, topmost);
-            }
-        }
-    }
-
-    /// The page on `stream` got all its own deliveries: closes the stream and records the page,
-    /// or holds it while chunks it skipped are in flight elsewhere.
-    fn complete_page(&mut self, now: Instant, stream: StreamId, topmost: u64) {
-        let Some(Outbound { peer, task: Task::Page { bin, live, start, refetch, .. }, .. }) =
-            self.streams.get(&stream)
-        else {
-            return;
-        };
-        let (peer, bin, live, start, refetch) = (*peer, *bin, *live, *start, *refetch);
-        let page = DeliveredPage { peer, bin, live, start, refetch, topmost };
-        self.close(stream);
-        self.settle_page(now, stream, page);
-    }
-
-    /// Records a delivered page whose skipped chunks all arrived, fetches it again if one did not,
-    /// or holds it until they resolve.
-    fn settle_page(&mut self, now: Instant, stream: StreamId, page: DeliveredPage<P>) {
-        match self.in_flight.settle(stream) {
-            Settle::Arrived => self.record(now, page),
-            Settle::Failed => {
-                self.stats.pages_refetched += 1;
-                let refetch = page.refetch.saturating_add(1);
-                self.next_page(now, page.peer, page.bin, page.live, refetch);
-            }
-            Settle::Pending => {
-                self.held.insert(stream, page);
-                self.set_worker(page.peer, page.bin, page.live, Worker::Held(stream));
-            }
-        }
-    }
-
-    /// Settles the held pages whose skipped chunks resolved since the last call.
-    fn settle_held(&mut self, now: Instant) {
-        while let Some(stream) = self.in_flight.pop_settled() {
-            if let Some(page) = self.held.remove(&stream) {
-                self.settle_page(now, stream, page);
-            }
-        }
-    }
-
-    /// Records `start..=topmost` and moves the bin's worker on to its next page.
-    fn record(&mut self, now: Instant, page: DeliveredPage<P>) {
-        let DeliveredPage { peer, bin, live, start, topmost, .. } = page;
-        let Some(overlay) = self.peers.get(&peer).map(|p| p.overlay) else { return };
-        if topmost >= start {
-            if let Err(error) = self.store.add(&overlay, bin, start, topmost) {
-                self.events.push_back(PullerEvent::StoreFailed { peer, bin, error });
-                let retry = Worker::RetryAt(now + self.config.retry_delay);
-                return self.set_worker(peer, bin, live, retry);
-            }
-            self.events.push_back(PullerEvent::IntervalSynced {
-                peer,
-                bin,
-                start,
-                end: topmost,
-                live,
-            });
-            if let Some(b) = self.bin_mut(peer, bin).filter(|_| live) {
-                b.live_start = topmost + 1;
-            }
-        }
-        self.next_page(now, peer, bin, live, 0);
-    }
-
     /// Starts the worker's next page: the live worker from its start, the historical one from
     /// the first gap in the intervals.
     fn next_page(&mut self, now: Instant, peer: P, bin: u8, live: bool, refetch: u8) {
@@ -797,47 +592,6 @@ impl<P: Copy + Eq + Hash + Debug, S: IntervalStore> Puller<P, S> {
         }
     }
 
-    fn open(&mut self, peer: P, protocol: Protocol, task: Task) -> StreamId {
-        let stream = StreamId(self.next_stream);
-        self.next_stream += 1;
-        let decoder =
-            self.spare_decoders.pop().unwrap_or_else(|| FrameDecoder::new(MAX_MESSAGE_SIZE));
-        self.streams.insert(stream, Outbound { peer, protocol, decoder, deadline: None, task });
-        self.push(peer, stream, StreamAction::Open(protocol));
-        stream
-    }
-
-    /// Ends our side of a completed exchange and forgets the stream.
-    fn close(&mut self, stream: StreamId) -> Option<P> {
-        let out = self.streams.remove(&stream)?;
-        if out.decoder.buffered() == 0 && self.spare_decoders.len() < SPARE_DECODERS {
-            self.spare_decoders.push(out.decoder);
-        }
-        self.push(out.peer, stream, StreamAction::Finish);
-        Some(out.peer)
-    }
-
-    /// Queues `msg` on `stream`; one that cannot be encoded fails the stream (our fault, so no
-    /// penalty) and its worker retries later.
-    fn send<M: prost::Message>(&mut self, now: Instant, stream: StreamId, msg: &M) {
-        let Some(peer) = self.streams.get(&stream).map(|s| s.peer) else { return };
-        match encode_frame_into(msg, MAX_MESSAGE_SIZE, &mut self.out) {
-            Ok(()) => {
-                let frame = self.out.split().freeze();
-                self.push(peer, stream, StreamAction::Send(frame));
-            }
-            Err(error) => {
-                tracing::warn!(?stream, %error, "pull-sync message not sent");
-                self.fail(now, stream, None);
-            }
-        }
-    }
-
-    fn push(&mut self, peer: P, stream: StreamId, action: StreamAction) {
-        self.transmits.push_back(Transmit { peer, stream: StreamKey::Outbound(stream), action });
-    }
-
-    /// The start and the refetch count of the page on `stream`.
     fn page_of(&self, stream: StreamId) -> (u64, u8) {
         match self.streams.get(&stream).map(|s| &s.task) {
             Some(Task::Page { start, refetch, .. }) => (*start, *refetch),
@@ -861,14 +615,4 @@ impl<P: Copy + Eq + Hash + Debug, S: IntervalStore> Puller<P, S> {
 
 fn sync_bin<P: Eq + Hash>(peers: &HashMap<P, PeerSync>, peer: &P, bin: u8) -> BinSync {
     peers.get(peer).map_or(IDLE_BIN, |p| p.bins[usize::from(bin)])
-}
-
-fn offered_ref(c: &message::Chunk) -> Result<ChunkRef, PullError> {
-    let field =
-        |b: &Bytes| <[u8; 32]>::try_from(&b[..]).map_err(|_| PullError::OfferedStampRef(b.len()));
-    Ok(ChunkRef {
-        address: Address::from_slice(&c.address)?,
-        batch_id: field(&c.batch_id)?,
-        stamp_hash: field(&c.stamp_hash)?,
-    })
 }

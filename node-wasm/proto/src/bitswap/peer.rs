@@ -1,0 +1,236 @@
+//! What the client knows about each connected peer: the wants it holds from us, its outgoing
+//! want queue, and the round-trip and service-time estimates that the client's timeouts and the
+//! sessions' peer choice both read. Kept apart from both so that neither imports the other.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::time::Duration;
+
+use cid::Cid;
+use web_time::Instant;
+
+use super::message::{WantEntry, WantType};
+use super::{Config, ProtocolVersion};
+
+/// Smoothed round-trip time, as TCP keeps it.
+#[derive(Debug, Clone, Copy, Default)]
+struct Rtt {
+    srtt: Option<f64>,
+    rttvar: f64,
+}
+
+impl Rtt {
+    fn sample(&mut self, rtt: Duration) {
+        let r = rtt.as_secs_f64();
+        match self.srtt {
+            None => {
+                self.srtt = Some(r);
+                self.rttvar = r / 2.0;
+            }
+            Some(s) => {
+                self.rttvar = 0.75 * self.rttvar + 0.25 * (s - r).abs();
+                self.srtt = Some(0.875 * s + 0.125 * r);
+            }
+        }
+    }
+}
+
+/// A want the peer holds from us.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Sent {
+    pub(super) want_type: WantType,
+    pub(super) at: Instant,
+    pub(super) answered: bool,
+    answered_have: bool,
+}
+
+/// Mean round trip and per-block service time over the peers where they were measured.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Typical {
+    pub(super) rtt: f64,
+    pub(super) service: f64,
+}
+
+impl Typical {
+    pub(super) fn of<P>(peers: &BTreeMap<P, PeerState>) -> Self {
+        let mean = |values: Vec<f64>| match values.len() {
+            0 => 0.0,
+            n => values.iter().sum::<f64>() / n as f64,
+        };
+        Self {
+            rtt: mean(peers.values().filter_map(PeerState::srtt).collect()),
+            service: mean(peers.values().filter_map(PeerState::service).collect()),
+        }
+    }
+}
+
+/// The mean of the measured round trips, in seconds.
+pub(super) fn mean_rtt<P>(peers: &BTreeMap<P, PeerState>) -> Option<f64> {
+    let (sum, n) =
+        peers.values().filter_map(|p| p.rtt.srtt).fold((0.0, 0u32), |(s, n), r| (s + r, n + 1));
+    (n > 0).then(|| sum / f64::from(n))
+}
+
+/// The `q` quantile of the measured round trips, in seconds (0 when none).
+pub(super) fn rtt_percentile<P>(peers: &BTreeMap<P, PeerState>, q: f64) -> f64 {
+    let mut rtts: Vec<f64> = peers.values().filter_map(|p| p.rtt.srtt).collect();
+    rtts.sort_by(f64::total_cmp);
+    let i = ((rtts.len() as f64 - 1.0) * q).round().max(0.0) as usize;
+    rtts.get(i).copied().unwrap_or(0.0)
+}
+
+/// What the client knows about one connected peer.
+#[derive(Debug)]
+pub(super) struct PeerState {
+    pub(super) version: ProtocolVersion,
+    /// Wants the peer holds from us (sent or queued).
+    pub(super) sent: HashMap<Cid, Sent>,
+    /// Want-blocks not answered yet: the peer's load.
+    pub(super) live: HashSet<Cid>,
+    queue: Vec<WantEntry>,
+    first_queued: Option<Instant>,
+    last_queued: Option<Instant>,
+    rtt: Rtt,
+    pub(super) last_heard: Option<Instant>,
+    /// Last time bytes of a message not complete yet arrived.
+    pub(super) last_progress: Option<Instant>,
+    /// Smoothed gap between blocks while the peer had more to send: its per-block service time.
+    service: Option<f64>,
+    last_block: Option<Instant>,
+    busy: bool,
+}
+
+impl PeerState {
+    pub(super) fn new(version: ProtocolVersion) -> Self {
+        Self {
+            version,
+            sent: HashMap::new(),
+            live: HashSet::new(),
+            queue: Vec::new(),
+            first_queued: None,
+            last_queued: None,
+            rtt: Rtt::default(),
+            last_heard: None,
+            last_progress: None,
+            service: None,
+            last_block: None,
+            busy: false,
+        }
+    }
+
+    pub(super) fn live_blocks(&self) -> usize {
+        self.live.len()
+    }
+
+    pub(super) fn srtt(&self) -> Option<f64> {
+        self.rtt.srtt
+    }
+
+    pub(super) fn service(&self) -> Option<f64> {
+        self.service
+    }
+
+    /// Seconds until a want-block sent now should be answered: the round trip plus the blocks
+    /// queued ahead of it, each at the peer's service time; `typical` stands in for what was not
+    /// measured on this peer.
+    pub(super) fn expected_delay(&self, typical: Typical) -> f64 {
+        let service = self.service.unwrap_or(typical.service);
+        self.rtt.srtt.unwrap_or(typical.rtt) + self.live.len() as f64 * service
+    }
+
+    /// Seconds of silence after which this peer counts as not having a want: its expected
+    /// delay plus four deviations, once a round trip was measured on it.
+    pub(super) fn silence_timeout(&self, typical: Typical) -> Option<f64> {
+        self.rtt.srtt.map(|_| self.expected_delay(typical) + 4.0 * self.rtt.rttvar)
+    }
+
+    /// Marks the want for `cid` answered and samples the round trip.
+    pub(super) fn answered(&mut self, now: Instant, cid: &Cid) {
+        self.live.remove(cid);
+        if let Some(sent) = self.sent.get_mut(cid) {
+            if !sent.answered {
+                sent.answered = true;
+                self.rtt.sample(now.saturating_duration_since(sent.at));
+            }
+        }
+    }
+
+    /// The peer said HAVE for `cid`: its server forgot the want-have, so no cancel is owed.
+    pub(super) fn answered_have(&mut self, cid: &Cid) {
+        if let Some(sent) = self.sent.get_mut(cid) {
+            sent.answered_have = true;
+        }
+    }
+
+    /// A message with `blocks` blocks arrived: if the peer was still sending since the last
+    /// one, the gap per block is a sample of its service time.
+    pub(super) fn blocks_arrived(&mut self, now: Instant, blocks: usize) {
+        if let (true, Some(last)) = (self.busy, self.last_block) {
+            let gap = now.saturating_duration_since(last).as_secs_f64() / blocks as f64;
+            self.service = Some(self.service.map_or(gap, |s| 0.75 * s + 0.25 * gap));
+        }
+        self.last_block = Some(now);
+        self.busy = !self.live.is_empty();
+    }
+
+    pub(super) fn flush_at(&self, config: &Config) -> Option<Instant> {
+        let first = self.first_queued?;
+        let last = self.last_queued?;
+        Some((last + config.send_debounce).min(first + config.max_send_delay))
+    }
+
+    /// Empties the want queue, for sending.
+    pub(super) fn take_queue(&mut self) -> Vec<WantEntry> {
+        self.first_queued = None;
+        self.last_queued = None;
+        std::mem::take(&mut self.queue)
+    }
+
+    /// Withdraws the want for `cid`: dropped from the queue if not sent yet, otherwise
+    /// cancelled, unless it was a want-have the peer answered with HAVE (its server forgot it
+    /// then).
+    pub(super) fn cancel(&mut self, now: Instant, cid: Cid) {
+        let Some(sent) = self.sent.remove(&cid) else { return };
+        if sent.want_type == WantType::Have && sent.answered_have {
+            return;
+        }
+        self.live.remove(&cid);
+        let before = self.queue.len();
+        self.queue.retain(|e| e.cid != cid);
+        if self.queue.len() == before {
+            self.queue.push(WantEntry::cancel(cid));
+            self.first_queued.get_or_insert(now);
+            self.last_queued = Some(now);
+        } else if self.queue.is_empty() {
+            self.first_queued = None;
+            self.last_queued = None;
+        }
+    }
+
+    /// Queues a want unless the peer already holds it and owes an answer (a want-have may still
+    /// be upgraded; one answered, or given up on, may be asked again).
+    pub(super) fn enqueue_want(
+        &mut self,
+        now: Instant,
+        cid: Cid,
+        want_type: WantType,
+        priority: i32,
+        send_dont_have: bool,
+    ) {
+        match self.sent.get(&cid) {
+            Some(s) if s.want_type == WantType::Block => return,
+            Some(s) if want_type == WantType::Have && !s.answered => return,
+            _ => {}
+        }
+        self.sent.insert(cid, Sent { want_type, at: now, answered: false, answered_have: false });
+        if want_type == WantType::Block {
+            self.live.insert(cid);
+        }
+        let entry = WantEntry::want(cid, want_type, priority, send_dont_have);
+        match self.queue.iter_mut().find(|e| e.cid == cid) {
+            Some(queued) => *queued = entry,
+            None => self.queue.push(entry),
+        }
+        self.first_queued.get_or_insert(now);
+        self.last_queued = Some(now);
+    }
+}
