@@ -75,9 +75,6 @@ const STRING_TODO: &[(&str, &str)] = &[
     ("node-wasm/src/node/handle.rs", "StartError"),
     ("node-wasm/src/net/rooms.rs", "RoomsConfigError"),
     ("node-wasm/src/node/transport.rs", "BuildError"),
-    ("node-wasm/proto/src/framing.rs", "FrameError"),
-    ("node-wasm/proto/src/pullsync/interval.rs", "IntervalStoreError"),
-    ("node-wasm/proto/src/rooms.rs", "RoomError"),
     ("node-wasm/src/store/mod.rs", "StoreError"),
 ];
 
