@@ -71,9 +71,6 @@ const CYCLES_TODO: &[(&str, &str)] = &[
 
 /// Public error and event types with a `String` field today: (file, type).
 const STRING_TODO: &[(&str, &str)] = &[
-    ("node-wasm/src/node/events.rs", "NodeEvent"),
-    ("node-wasm/src/node/handle.rs", "StartError"),
-    ("node-wasm/src/net/rooms.rs", "RoomsConfigError"),
     ("node-wasm/src/node/transport.rs", "BuildError"),
     ("node-wasm/src/store/mod.rs", "StoreError"),
 ];
