@@ -52,7 +52,8 @@ pub fn log(peer: PeerId, event: &NodeEvent) {
         NodeEvent::Fetch(FetchUpdate::Failed { root, error }) => {
             tracing::warn!(%peer, %root, %error, "fetch failed");
         }
-        NodeEvent::Misbehaved { peer: other, protocol, error } => {
+        NodeEvent::Misbehaved { peer: other, error } => {
+            let protocol = error.protocol();
             tracing::warn!(%peer, %other, protocol, %error, "peer misbehaved and was disconnected");
         }
         NodeEvent::Error { error } => tracing::warn!(%peer, %error, "error"),

@@ -118,7 +118,7 @@ fn on_event(conn: Connection, relay: PeerId, event: NodeEvent) {
             conn.status.set(Status::Connected);
         }
         NodeEvent::Disconnected { peer, cause } if peer == relay => {
-            let why = cause.unwrap_or_else(|| "closed".into());
+            let why = cause.map_or_else(|| "closed".to_owned(), |c| c.to_string());
             conn.status.set(Status::Failed(format!("lost the relay connection: {why}")));
             conn.reachable.set(false);
         }
@@ -137,7 +137,7 @@ fn on_event(conn: Connection, relay: PeerId, event: NodeEvent) {
         NodeEvent::Room(update) if Some(&update.room) == conn.room.get_untracked().as_ref() => {
             conn.members.set(update.members);
         }
-        NodeEvent::Error { error } => conn.notice.set(Some(error)),
+        NodeEvent::Error { error } => conn.notice.set(Some(error.to_string())),
         _ => {}
     }
 }

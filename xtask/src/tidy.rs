@@ -62,13 +62,7 @@ const CYCLES_TODO: &[(&str, &str)] = &[];
 
 /// Public error and event types with a `String` field today: (file, type).
 const STRING_TODO: &[(&str, &str)] = &[
-    ("node-wasm/src/node/events.rs", "NodeEvent"),
-    ("node-wasm/src/node/handle.rs", "StartError"),
-    ("node-wasm/src/net/rooms.rs", "RoomsConfigError"),
     ("node-wasm/src/node/transport.rs", "BuildError"),
-    ("node-wasm/proto/src/framing.rs", "FrameError"),
-    ("node-wasm/proto/src/pullsync/interval.rs", "IntervalStoreError"),
-    ("node-wasm/proto/src/rooms.rs", "RoomError"),
     ("node-wasm/src/store/mod.rs", "StoreError"),
 ];
 

@@ -24,7 +24,10 @@ pub enum FrameError {
     Truncated { buffered: usize },
     /// The frame is not a valid protobuf message.
     #[error("malformed protobuf: {0}")]
-    Protobuf(String),
+    Protobuf(#[from] prost::DecodeError),
+    /// The message did not fit the buffer it was encoded into.
+    #[error("cannot encode protobuf: {0}")]
+    Encode(#[from] prost::EncodeError),
 }
 
 /// Reassembles length-prefixed frames from arbitrary chunks of a byte stream.
@@ -132,7 +135,7 @@ pub fn encode_frame<M: prost::Message>(msg: &M, max_len: usize) -> Result<Vec<u8
     let mut out = Vec::with_capacity(len + 10);
     let mut prefix = unsigned_varint::encode::usize_buffer();
     out.extend_from_slice(unsigned_varint::encode::usize(len, &mut prefix));
-    msg.encode(&mut out).map_err(|e| FrameError::Protobuf(e.to_string()))?;
+    msg.encode(&mut out)?;
     Ok(out)
 }
 
@@ -147,7 +150,7 @@ pub fn encode_frame_into<M: prost::Message>(
     if len > max_len {
         return Err(FrameError::TooLarge { len, max: max_len });
     }
-    msg.encode_length_delimited(out).map_err(|e| FrameError::Protobuf(e.to_string()))
+    Ok(msg.encode_length_delimited(out)?)
 }
 
 /// Size on the wire of a frame holding `msg`: prefix plus body.
@@ -158,7 +161,7 @@ pub fn framed_len<M: prost::Message>(msg: &M) -> usize {
 
 /// Decodes the protobuf body of one frame.
 pub fn decode_body<M: prost::Message + Default>(body: &[u8]) -> Result<M, FrameError> {
-    M::decode(body).map_err(|e| FrameError::Protobuf(e.to_string()))
+    Ok(M::decode(body)?)
 }
 
 #[cfg(test)]

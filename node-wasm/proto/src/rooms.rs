@@ -9,6 +9,7 @@
 //! [`RoomView`] is the member side: it checks and applies lists and reports who joined and left.
 
 use std::collections::BTreeMap;
+use std::fmt;
 
 use thiserror::Error;
 
@@ -31,27 +32,52 @@ pub fn room_of(topic: &str) -> Option<&str> {
 }
 
 fn validate_name(name: &str) -> Result<(), RoomError> {
-    let ok = !name.is_empty()
-        && name.len() <= MAX_ROOM_NAME
-        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b));
-    if ok {
-        Ok(())
+    let problem = if name.is_empty() {
+        BadName::Empty
+    } else if name.len() > MAX_ROOM_NAME {
+        BadName::TooLong { len: name.len() }
+    } else if let Some(c) = name.chars().find(|&c| !c.is_ascii_alphanumeric() && !"-_.".contains(c))
+    {
+        BadName::BadChar(c)
     } else {
-        Err(RoomError::BadName(name.chars().take(MAX_ROOM_NAME + 1).collect()))
+        return Ok(());
+    };
+    Err(RoomError::BadName(problem))
+}
+
+/// A room name as it appears in a member list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RoomName(String);
+
+impl fmt::Display for RoomName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?}", self.0)
     }
+}
+
+/// What is wrong with a room name.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BadName {
+    #[error("it is empty")]
+    Empty,
+    #[error("it has {len} bytes")]
+    TooLong { len: usize },
+    #[error("it contains {0:?}")]
+    BadChar(char),
 }
 
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum RoomError {
-    #[error("room name {0:?} must be 1-64 characters of letters, digits, '-', '_' or '.'")]
-    BadName(String),
+    #[error("a room name must be 1-64 characters of letters, digits, '-', '_' or '.', but {0}")]
+    BadName(BadName),
     #[error("member list of {0} bytes is over the {MAX_ROOM_MESSAGE} byte limit")]
     TooLarge(usize),
     #[error("malformed member list: {0}")]
-    Malformed(String),
-    #[error("member list for room {got:?} arrived on the topic of room {expected:?}")]
-    WrongRoom { expected: String, got: String },
+    Malformed(#[from] prost::DecodeError),
+    #[error("member list for room {got} arrived on the topic of room {expected}")]
+    WrongRoom { expected: RoomName, got: RoomName },
 }
 
 /// The member list the relay publishes.
@@ -88,7 +114,7 @@ impl RoomMembers {
         if data.len() > MAX_ROOM_MESSAGE {
             return Err(RoomError::TooLarge(data.len()));
         }
-        <Self as prost::Message>::decode(data).map_err(|e| RoomError::Malformed(e.to_string()))
+        Ok(<Self as prost::Message>::decode(data)?)
     }
 }
 
@@ -130,7 +156,8 @@ impl RoomView {
     pub fn apply(&mut self, data: &[u8], me: &[u8]) -> Result<Vec<RoomChange>, RoomError> {
         let list = RoomMembers::decode(data)?;
         if list.room != self.name {
-            return Err(RoomError::WrongRoom { expected: self.name.clone(), got: list.room });
+            let expected = RoomName(self.name.clone());
+            return Err(RoomError::WrongRoom { expected, got: RoomName(list.room) });
         }
         if self.seq.is_some_and(|seen| list.seq <= seen) {
             return Ok(Vec::new());
@@ -174,9 +201,17 @@ mod tests {
     #[test]
     fn topics_round_trip_and_bad_names_are_refused() {
         assert_eq!(room_of(&topic_of("lab-1.x_y").unwrap()), Some("lab-1.x_y"));
-        assert!(matches!(topic_of(""), Err(RoomError::BadName(_))));
-        assert!(matches!(topic_of("a/b"), Err(RoomError::BadName(_))));
-        assert!(matches!(topic_of(&"a".repeat(65)), Err(RoomError::BadName(_))));
+        assert_eq!(topic_of(""), Err(RoomError::BadName(BadName::Empty)));
+        assert_eq!(topic_of("a/b"), Err(RoomError::BadName(BadName::BadChar('/'))));
+        assert_eq!(
+            topic_of(&"a".repeat(65)),
+            Err(RoomError::BadName(BadName::TooLong { len: 65 }))
+        );
+        assert_eq!(
+            topic_of("a b").unwrap_err().to_string(),
+            "a room name must be 1-64 characters of letters, digits, '-', '_' or '.', but it \
+             contains ' '"
+        );
         assert_eq!(room_of("/other/topic"), None);
     }
 
@@ -205,7 +240,10 @@ mod tests {
         let big = vec![0; MAX_ROOM_MESSAGE + 1];
         assert_eq!(view.apply(&big, &[]), Err(RoomError::TooLarge(MAX_ROOM_MESSAGE + 1)));
         let other = RoomMembers { room: "other".into(), seq: 1, members: vec![] }.encode_to_vec();
-        assert!(matches!(view.apply(&other, &[]), Err(RoomError::WrongRoom { .. })));
+        assert_eq!(
+            view.apply(&other, &[]).unwrap_err().to_string(),
+            "member list for room \"other\" arrived on the topic of room \"lab\""
+        );
         assert_eq!(view.members().count(), 0);
     }
 }

@@ -32,8 +32,13 @@ pub type RoomsBehaviour =
 
 /// Why the rooms behaviour could not be built.
 #[derive(Debug, thiserror::Error)]
-#[error("invalid gossipsub set-up for rooms: {0}")]
-pub struct RoomsConfigError(String);
+#[non_exhaustive]
+pub enum RoomsConfigError {
+    #[error("invalid gossipsub config for rooms: {0}")]
+    Config(#[from] gossipsub::ConfigBuilderError),
+    #[error("invalid gossipsub set-up for rooms: {0}")]
+    Behaviour(&'static str),
+}
 
 pub fn rooms_behaviour(key: &Keypair) -> Result<RoomsBehaviour, RoomsConfigError> {
     let config = gossipsub::ConfigBuilder::default()
@@ -41,8 +46,7 @@ pub fn rooms_behaviour(key: &Keypair) -> Result<RoomsBehaviour, RoomsConfigError
         .validate_messages()
         .max_transmit_size(MAX_ROOM_MESSAGE + 4096)
         .heartbeat_interval(Duration::from_secs(1))
-        .build()
-        .map_err(|e| RoomsConfigError(e.to_string()))?;
+        .build()?;
     let filter = MaxCountSubscriptionFilter {
         filter: RoomTopics,
         max_subscribed_topics: usize::MAX,
@@ -53,5 +57,5 @@ pub fn rooms_behaviour(key: &Keypair) -> Result<RoomsBehaviour, RoomsConfigError
         config,
         filter,
     )
-    .map_err(|e| RoomsConfigError(e.to_string()))
+    .map_err(RoomsConfigError::Behaviour)
 }

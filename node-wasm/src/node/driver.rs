@@ -2,6 +2,7 @@
 //! [`NodeEvent`]s, dials room members, walks fetched DAGs and samples the counters every second.
 
 use std::num::NonZeroU8;
+use std::sync::Arc;
 use std::time::Duration;
 
 use cid::Cid;
@@ -10,14 +11,16 @@ use libp2p::{
     gossipsub,
     multiaddr::Protocol,
     ping,
-    swarm::{dial_opts::DialOpts, SwarmEvent},
+    swarm::{dial_opts::DialOpts, DialError, SwarmEvent},
     Multiaddr, PeerId, Swarm,
 };
 use web_time::Instant;
 
 use super::behaviour::{NodeBehaviour, NodeBehaviourEvent};
 use super::config::{NodeConfig, RelayAddress};
-use super::events::{ContentAdded, NodeEvent, NodeStats, TransportKind};
+use super::events::{
+    ContentAdded, Misbehaviour, NodeError, NodeEvent, NodeStats, ReservationError, TransportKind,
+};
 use super::fetches::Fetches;
 use super::membership::{Membership, RoomUpdate};
 use crate::content::{ImportedFile, SplitFile};
@@ -54,8 +57,8 @@ impl Driver {
         mut swarm: Swarm<NodeBehaviour>,
         config: &NodeConfig,
         events: mpsc::Sender<NodeEvent>,
-    ) -> Result<Self, String> {
-        swarm.dial(relay_dial_opts(&config.relay)).map_err(|e| e.to_string())?;
+    ) -> Result<Self, DialError> {
+        swarm.dial(relay_dial_opts(&config.relay))?;
         let me = *swarm.local_peer_id();
         Ok(Self {
             swarm,
@@ -116,14 +119,15 @@ impl Driver {
             Command::JoinRoom(room) => self
                 .membership
                 .join(&mut self.swarm.behaviour_mut().rooms, &room)
-                .map_err(|e| e.to_string()),
+                .map_err(NodeError::JoinRoom),
             Command::LeaveRoom(room) => {
                 self.membership.leave(&mut self.swarm.behaviour_mut().rooms, &room);
                 Ok(())
             }
-            Command::Dial(addr) => {
-                self.swarm.dial(addr.clone()).map_err(|e| format!("cannot dial {addr}: {e}"))
-            }
+            Command::Dial(addr) => self
+                .swarm
+                .dial(addr.clone())
+                .map_err(|e| NodeError::Dial { addr, error: Arc::new(e) }),
             Command::Add(content) => self.add(content.0, content.1),
             Command::Fetch(root) => {
                 if !self.fetches.is_active(&root) {
@@ -137,7 +141,7 @@ impl Driver {
         }
     }
 
-    fn add(&mut self, unixfs: ImportedFile, swarm: SplitFile) -> Result<(), String> {
+    fn add(&mut self, unixfs: ImportedFile, swarm: SplitFile) -> Result<(), NodeError> {
         let added = ContentAdded {
             cid: unixfs.root,
             swarm_root: swarm.root,
@@ -147,10 +151,18 @@ impl Driver {
         };
         let behaviour = self.swarm.behaviour_mut();
         for block in unixfs.blocks {
-            behaviour.bitswap.add_block(block.cid, block.data).map_err(|e| e.to_string())?;
+            let cid = block.cid;
+            behaviour
+                .bitswap
+                .add_block(cid, block.data)
+                .map_err(|error| NodeError::AddBlock { cid, error })?;
         }
         for chunk in swarm.chunks {
-            behaviour.pullsync.store_chunk(chunk).map_err(|e| e.to_string())?;
+            let address = chunk.address();
+            behaviour
+                .pullsync
+                .store_chunk(chunk)
+                .map_err(|e| NodeError::StoreChunk { address, error: Arc::new(e) })?;
         }
         tracing::info!(cid = %added.cid, swarm_root = %added.swarm_root, size = added.size, "content added");
         self.emit(NodeEvent::ContentAdded(added));
@@ -173,21 +185,19 @@ impl Driver {
                 if peer_id == self.relay.peer_id {
                     self.relay_addr = None;
                 }
-                self.emit(NodeEvent::Disconnected {
-                    peer: peer_id,
-                    cause: cause.map(|c| c.to_string()),
-                });
+                self.emit(NodeEvent::Disconnected { peer: peer_id, cause: cause.map(Arc::new) });
             }
             SwarmEvent::OutgoingConnectionError { peer_id, error, .. } => {
                 tracing::warn!(?peer_id, %error, "dial failed");
-                self.emit(NodeEvent::DialFailed { peer: peer_id, error: error.to_string() });
+                self.emit(NodeEvent::DialFailed { peer: peer_id, error: Arc::new(error) });
             }
             SwarmEvent::NewListenAddr { address, .. } if is_circuit(&address) => {
                 tracing::info!(%address, "reserved a slot on the relay");
                 self.emit(NodeEvent::Reserved { addr: address });
             }
             SwarmEvent::ListenerClosed { reason: Err(e), .. } => {
-                self.emit(NodeEvent::ReservationFailed { error: e.to_string() });
+                let error = ReservationError::Closed(Arc::new(e));
+                self.emit(NodeEvent::ReservationFailed { error });
             }
             SwarmEvent::Behaviour(event) => self.on_behaviour(event),
             _ => {}
@@ -198,7 +208,7 @@ impl Driver {
         match event {
             NodeBehaviourEvent::Ping(ping::Event { peer, result, .. }) => self.emit(match result {
                 Ok(rtt) => NodeEvent::Ping { peer, rtt },
-                Err(e) => NodeEvent::PingFailed { peer, error: e.to_string() },
+                Err(e) => NodeEvent::PingFailed { peer, error: Arc::new(e) },
             }),
             NodeBehaviourEvent::Rooms(gossipsub::Event::Message {
                 propagation_source,
@@ -221,14 +231,11 @@ impl Driver {
             }
             bitswap::Event::Misbehaved { peer, error } => {
                 tracing::warn!(%peer, %error, "bitswap peer misbehaved");
-                self.emit(NodeEvent::Misbehaved {
-                    peer,
-                    protocol: "bitswap",
-                    error: error.to_string(),
-                });
+                self.emit(NodeEvent::Misbehaved { peer, error: Misbehaviour::Bitswap(error) });
             }
             bitswap::Event::StoreFailed { cid, error } => {
-                self.emit(NodeEvent::Error { error: format!("cannot store block {cid}: {error}") });
+                let error = NodeError::StoreBlock { cid, error: Arc::new(error) };
+                self.emit(NodeEvent::Error { error });
             }
             _ => {}
         }
@@ -238,16 +245,11 @@ impl Driver {
         match event {
             pullsync::Event::Misbehaved { peer, error } => {
                 tracing::warn!(%peer, %error, "pull-sync peer misbehaved");
-                self.emit(NodeEvent::Misbehaved {
-                    peer,
-                    protocol: "pull-sync",
-                    error: error.to_string(),
-                });
+                self.emit(NodeEvent::Misbehaved { peer, error: Misbehaviour::Pullsync(error) });
             }
             pullsync::Event::StoreFailed { address, error, .. } => {
-                self.emit(NodeEvent::Error {
-                    error: format!("cannot store chunk {address}: {error}"),
-                });
+                let error = NodeError::StoreChunk { address, error: Arc::new(error) };
+                self.emit(NodeEvent::Error { error });
             }
             _ => {}
         }
@@ -262,7 +264,8 @@ impl Driver {
         let circuit =
             addr.with_p2p(self.relay.peer_id).unwrap_or_else(|a| a).with(Protocol::P2pCircuit);
         if let Err(e) = self.swarm.listen_on(circuit) {
-            self.emit(NodeEvent::ReservationFailed { error: e.to_string() });
+            let error = ReservationError::Listen(Arc::new(e));
+            self.emit(NodeEvent::ReservationFailed { error });
         }
     }
 
@@ -278,8 +281,7 @@ impl Driver {
                 self.dial_new_members(&update);
                 self.emit(NodeEvent::Room(update));
             }
-            Some(Err(e)) => self
-                .emit(NodeEvent::Error { error: format!("bad member list from the relay: {e}") }),
+            Some(Err(e)) => self.emit(NodeEvent::Error { error: NodeError::MemberList(e) }),
             None => {}
         }
     }

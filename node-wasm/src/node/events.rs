@@ -1,13 +1,24 @@
 //! What a running node reports: connections, rooms, content, fetches, counters and errors.
 
+use std::io;
+use std::sync::Arc;
 use std::time::Duration;
 
 use cid::Cid;
-use libp2p::{core::ConnectedPoint, multiaddr::Protocol, Multiaddr, PeerId};
+use libp2p::{
+    core::{transport::TransportError, ConnectedPoint},
+    multiaddr::Protocol,
+    ping,
+    swarm::{ConnectionError, DialError},
+    Multiaddr, PeerId,
+};
 
 use super::fetches::FetchUpdate;
 use super::membership::RoomUpdate;
 use crate::net::{bitswap, pullsync};
+use crate::store::StoreError;
+use syncscope_proto::bitswap::VerifyError;
+use syncscope_proto::rooms::RoomError;
 use syncscope_proto::swarm::Address;
 
 /// How a connection is carried, read off its address.
@@ -93,12 +104,12 @@ pub enum NodeEvent {
     },
     Disconnected {
         peer: PeerId,
-        cause: Option<String>,
+        cause: Option<Arc<ConnectionError>>,
     },
     /// A dial failed on every address; `error` lists each address and why.
     DialFailed {
         peer: Option<PeerId>,
-        error: String,
+        error: Arc<DialError>,
     },
     Ping {
         peer: PeerId,
@@ -106,14 +117,14 @@ pub enum NodeEvent {
     },
     PingFailed {
         peer: PeerId,
-        error: String,
+        error: Arc<ping::Failure>,
     },
     /// The relay accepted a reservation: other peers can dial this node at `addr`.
     Reserved {
         addr: Multiaddr,
     },
     ReservationFailed {
-        error: String,
+        error: ReservationError,
     },
     Room(RoomUpdate),
     ContentAdded(ContentAdded),
@@ -122,13 +133,60 @@ pub enum NodeEvent {
     /// A peer broke a protocol and was disconnected.
     Misbehaved {
         peer: PeerId,
-        protocol: &'static str,
-        error: String,
+        error: Misbehaviour,
     },
-    /// A command or a message from the network was refused; `error` says why in words.
+    /// A command or a message from the network was refused.
     Error {
-        error: String,
+        error: NodeError,
     },
+}
+
+/// Why other peers cannot reach this node through the relay.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReservationError {
+    #[error("cannot listen on the relay circuit: {0}")]
+    Listen(Arc<TransportError<io::Error>>),
+    #[error("the relay circuit listener closed: {0}")]
+    Closed(Arc<io::Error>),
+}
+
+/// How a peer broke one of the protocols.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Misbehaviour {
+    #[error(transparent)]
+    Bitswap(bitswap::Misbehaviour),
+    #[error(transparent)]
+    Pullsync(pullsync::Misbehaviour),
+}
+
+impl Misbehaviour {
+    /// The name of the protocol that was broken.
+    pub fn protocol(&self) -> &'static str {
+        match self {
+            Self::Bitswap(_) => "bitswap",
+            Self::Pullsync(_) => "pull-sync",
+        }
+    }
+}
+
+/// Why a command or a message from the network was refused.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum NodeError {
+    #[error(transparent)]
+    JoinRoom(RoomError),
+    #[error("bad member list from the relay: {0}")]
+    MemberList(RoomError),
+    #[error("cannot dial {addr}: {error}")]
+    Dial { addr: Multiaddr, error: Arc<DialError> },
+    #[error("cannot add block {cid}: {error}")]
+    AddBlock { cid: Cid, error: VerifyError },
+    #[error("cannot store block {cid}: {error}")]
+    StoreBlock { cid: Cid, error: Arc<StoreError> },
+    #[error("cannot store chunk {address}: {error}")]
+    StoreChunk { address: Address, error: Arc<StoreError> },
 }
 
 #[cfg(test)]

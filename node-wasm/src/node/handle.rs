@@ -3,7 +3,7 @@
 
 use cid::Cid;
 use futures::channel::mpsc;
-use libp2p::{Multiaddr, PeerId};
+use libp2p::{swarm::DialError, Multiaddr, PeerId};
 
 use super::config::NodeConfig;
 use super::driver::{Command, Driver};
@@ -99,7 +99,7 @@ pub enum StartError {
     #[error(transparent)]
     Build(#[from] BuildError),
     #[error("cannot dial the relay: {0}")]
-    Dial(String),
+    Dial(#[source] DialError),
 }
 
 /// Builds the swarm, dials the relay and spawns the task that drives it.

@@ -22,7 +22,9 @@ pub use behaviour::{
     NodeBehaviour, NodeBehaviourEvent, ProtocolSettings, IDENTIFY_PROTOCOL, PING_INTERVAL,
 };
 pub use config::{NodeConfig, RelayAddress};
-pub use events::{ContentAdded, NodeEvent, NodeStats, TransportKind};
+pub use events::{
+    ContentAdded, Misbehaviour, NodeError, NodeEvent, NodeStats, ReservationError, TransportKind,
+};
 pub use fetches::FetchUpdate;
 pub use handle::{start, CommandError, NodeControl, NodeHandle, StartError};
 pub use membership::{RoomMember, RoomUpdate};

@@ -3,6 +3,7 @@
 
 use crate::swarm::Address;
 use std::collections::HashMap;
+use std::sync::Arc;
 use thiserror::Error;
 
 /// Sorted, disjoint, non-adjacent inclusive ranges of synced bin IDs. Bin IDs start at 1.
@@ -43,12 +44,25 @@ impl Intervals {
     }
 }
 
-#[derive(Debug, Error, Clone, PartialEq, Eq)]
+/// Why an [`IntervalStore`] failed. Backends live outside this sans-IO crate, so their errors are
+/// carried as they are, shared so that the error (and the events holding it) stays `Clone`.
+#[derive(Debug, Error, Clone)]
 #[non_exhaustive]
 pub enum IntervalStoreError {
     #[error("interval store backend failed: {0}")]
-    Backend(String),
+    Backend(#[source] Arc<dyn std::error::Error + Send + Sync>),
 }
+
+/// Two errors are equal when they share one backend error.
+impl PartialEq for IntervalStoreError {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Self::Backend(a), Self::Backend(b)) => Arc::ptr_eq(a, b),
+        }
+    }
+}
+
+impl Eq for IntervalStoreError {}
 
 /// Persistent intervals per (peer overlay, bin), plus the epoch of each peer's reserve: when a
 /// peer's epoch changes its bin IDs mean something else and everything synced from it is reset.

@@ -80,12 +80,12 @@ pub struct DeliveryBatch {
 
 /// Decodes one frame body without copying its byte fields.
 pub(crate) fn decode<M: prost::Message + Default>(body: Bytes) -> Result<M, FrameError> {
-    M::decode(body).map_err(|e| FrameError::Protobuf(e.to_string()))
+    Ok(M::decode(body)?)
 }
 
 /// Decodes one frame body into `msg`, appending to its repeated fields (to reuse their vectors).
 pub(crate) fn merge<M: prost::Message>(msg: &mut M, body: Bytes) -> Result<(), FrameError> {
-    msg.merge(body).map_err(|e| FrameError::Protobuf(e.to_string()))
+    Ok(msg.merge(body)?)
 }
 
 #[cfg(test)]
