@@ -19,11 +19,13 @@ use cid::Cid;
 use super::session::SessionId;
 use super::Config;
 
-/// The wants of one session that the client does not hold yet, and those it does.
+/// The wants of one session that the client does not hold yet, and those it does. `queued`
+/// holds both, so that asking again for a want is a set lookup, not a scan of the queue.
 #[derive(Debug, Default)]
 struct Wants {
     waiting: VecDeque<Cid>,
     active: HashSet<Cid>,
+    queued: HashSet<Cid>,
 }
 
 #[derive(Debug)]
@@ -58,7 +60,7 @@ impl<P: Copy + Eq + Hash> Window<P> {
     pub(super) fn want(&mut self, session: SessionId, cids: impl IntoIterator<Item = Cid>) {
         let wants = self.sessions.entry(session).or_default();
         for cid in cids {
-            if !wants.active.contains(&cid) && !wants.waiting.contains(&cid) {
+            if wants.queued.insert(cid) {
                 wants.waiting.push_back(cid);
             }
         }
@@ -87,6 +89,7 @@ impl<P: Copy + Eq + Hash> Window<P> {
     pub(super) fn delivered(&mut self, session: SessionId, cid: &Cid) {
         if let Some(wants) = self.sessions.get_mut(&session) {
             if wants.active.remove(cid) {
+                wants.queued.remove(cid);
                 self.active -= 1;
             }
         }
@@ -95,12 +98,14 @@ impl<P: Copy + Eq + Hash> Window<P> {
     /// `session` no longer wants `cids`.
     pub(super) fn cancel(&mut self, session: SessionId, cids: &[Cid]) {
         let Some(wants) = self.sessions.get_mut(&session) else { return };
-        wants.waiting.retain(|c| !cids.contains(c));
         for cid in cids {
+            wants.queued.remove(cid);
             if wants.active.remove(cid) {
                 self.active -= 1;
             }
         }
+        let queued = &wants.queued;
+        wants.waiting.retain(|c| queued.contains(c));
     }
 
     /// `session` is closed: blocks still on the way for it (`client_wants`, and whatever was
