@@ -2,6 +2,7 @@
 //!
 //! - `demo [RELAY FLAGS]`: install what is missing, build the UI, start the relay serving it.
 //! - `test`: every check CI runs, stage by stage, with a summary; the tidy checks come first.
+//! - `tidy`: only the tidy checks (layout, lints, file sizes, import cycles, typed errors).
 //! - `e2e [FILTER]`: only the browser end-to-end suite.
 //! - `bench [NAME [FLAGS]]`: list the benchmarks, or run one.
 
@@ -18,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 const USAGE: &str =
-    "usage: cargo xtask <demo [RELAY FLAGS] | test | e2e [FILTER] | bench [NAME [FLAGS]]>";
+    "usage: cargo xtask <demo [RELAY FLAGS] | test | tidy | e2e [FILTER] | bench [NAME [FLAGS]]>";
 
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
@@ -27,6 +28,7 @@ fn main() -> ExitCode {
     let result = match command.as_deref() {
         Some("demo") => demo::run(&rest),
         Some("test") if rest.is_empty() => test::run(),
+        Some("tidy") if rest.is_empty() => tidy::run(),
         Some("e2e") => e2e::run(rest.first().map(String::as_str)),
         Some("bench") => bench::run(&rest),
         Some("-h" | "--help") => {

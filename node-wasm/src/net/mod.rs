@@ -1,9 +1,9 @@
-//! libp2p glue for the protocol cores: a `NetworkBehaviour` and `ConnectionHandler` per protocol,
-//! framing over libp2p streams, and the timer the behaviours keep for their cores. The node that
-//! composes them is `crate::node`.
+//! libp2p glue for the protocol cores: one [`adapter`] that drives any core, each protocol's part
+//! of the glue (its codec, store tasks and routing), and framing over libp2p streams. The node
+//! that composes them is `crate::node`.
 
+pub mod adapter;
 pub mod bitswap;
-mod core_timer;
 pub mod framed;
 pub mod pullsync;
 mod rooms;

@@ -160,6 +160,11 @@ where
         self.backlog = bytes;
     }
 
+    /// The backlog last given with [`Node::set_backlog`].
+    pub fn backlog(&self) -> usize {
+        self.backlog
+    }
+
     fn inbound(&mut self, now: Instant, peer: P, id: StreamId, event: StreamEvent) {
         match event {
             StreamEvent::Opened(protocol) => self.server.handle_stream_opened(peer, id, protocol),

@@ -1,15 +1,14 @@
-//! Bitswap over libp2p: the glue around the sans-IO cores of [`syncscope_proto::bitswap`], in
-//! rust-libp2p's shape.
+//! Bitswap over libp2p: the [`adapter`](crate::net::adapter) driving the sans-IO
+//! [`Node`](syncscope_proto::bitswap::Node), with Bitswap's own parts.
 //!
-//! - [`Behaviour`] (a `NetworkBehaviour`) owns the [`Node`](syncscope_proto::bitswap::Node) and the
-//!   [`BlockStore`]; it tells the node which peers speak Bitswap and at which version, routes
-//!   its messages to connections and what they read back to it, drives its timer, answers its
-//!   block loads from the store, keeps the server's index in step with the store, stores verified
-//!   blocks, tracks fetches, and disconnects peers that misbehave.
-//! - [`Handler`] (a `ConnectionHandler`) owns one connection's streams: one long-lived outbound
+//! - [`Behaviour`] is the adapter's behaviour for Bitswap, with the node's commands and
+//!   [`Stats`].
+//! - `glue` ([`BitswapGlue`]) tells the adapter which peers speak Bitswap and at which version,
+//!   routes messages to connections, answers the core's block loads from the [`BlockStore`],
+//!   keeps the server's index in step with the store, stores verified blocks and tracks fetches.
+//! - `streams` ([`BitswapStreams`]) is the codec on one connection: one long-lived outbound
 //!   stream for our messages, reopened on failure, and every inbound stream read until EOF, with
 //!   frames capped at the configured message size.
-//! - [`protocol`] holds the four protocol names and their negotiation.
 //!
 //! # What the node driver does
 //!
@@ -24,7 +23,8 @@
 //!   [`Event::StoreFailed`];
 //! - sample [`Behaviour::stats`] and [`Behaviour::peer_stats`] for the UI's plots.
 //!
-//! Nothing else: connections, streams, the timer and store calls are the behaviour's own.
+//! Nothing else: connections, streams, the timer and store calls are the adapter's and the
+//! glue's own.
 //!
 //! # Block access
 //! The core's [`Event::Load`](syncscope_proto::bitswap::Event::Load) is answered inside the
@@ -50,10 +50,10 @@
 //! # Misbehaviour
 //! An oversized frame, an invalid length prefix, a stream ending inside a frame, a message that
 //! does not decode, a block that does not match its CID, or more than
-//! [`max_unsolicited_blocks`](syncscope_proto::bitswap::Config::max_unsolicited_blocks) blocks nobody asked for: the stream is reset (where there
-//! is one), the peer is counted in [`Stats::peers_disconnected`] and disconnected
-//! (`ToSwarm::CloseConnection`), [`Event::Misbehaved`] says why, and fetches go on with the other
-//! peers. Over the wire, a block sent for a CID its data does not hash to is addressed by its data
+//! [`max_unsolicited_blocks`](syncscope_proto::bitswap::Config::max_unsolicited_blocks) blocks
+//! nobody asked for: the stream is reset (where there is one), the connection that carried it is
+//! counted in [`Stats::peers_disconnected`] and closed, [`Event::Misbehaved`] says why, and
+//! fetches go on with the other peers. Over the wire, a block sent for a CID its data does not hash to is addressed by its data
 //! (the block prefix carries no digest), so it arrives as an unsolicited block.
 //!
 //! # Interoperability
@@ -63,11 +63,15 @@
 //! EOF whether a peer keeps one (boxo) or opens one per message (Helia).
 
 mod behaviour;
-mod handler;
-pub mod protocol;
+mod config;
+mod event;
+mod glue;
+mod streams;
 
-pub use behaviour::{Behaviour, Config, Event, FetchError, Misbehaviour, Stats};
-pub use handler::{Command, Handler, HandlerConfig, HandlerEvent, StreamError, MAX_OPEN_ATTEMPTS};
-pub use protocol::{ProtocolName, Upgrade};
+pub use behaviour::{Behaviour, FetchError, Stats};
+pub use config::Config;
+pub use event::{Event, Misbehaviour};
+pub use glue::BitswapGlue;
+pub use streams::{BitswapStreams, StreamError, MAX_OPEN_ATTEMPTS};
 
 pub use crate::store::BlockStore;

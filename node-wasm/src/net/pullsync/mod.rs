@@ -1,14 +1,14 @@
-//! Swarm pull-sync over libp2p: the glue around the sans-IO cores of
-//! [`syncscope_proto::pullsync`], in rust-libp2p's shape.
+//! Swarm pull-sync over libp2p: the [`adapter`](crate::net::adapter) driving the sans-IO
+//! [`Node`](syncscope_proto::pullsync::Node) (puller and server), with pull-sync's own parts.
 //!
-//! - [`Behaviour`] (a `NetworkBehaviour`) owns the [`Server`](syncscope_proto::pullsync::Server)
-//!   and [`Puller`](syncscope_proto::pullsync::Puller) cores, the [`ChunkStore`] and the interval
-//!   store; it adds and removes peers as connections come and go, routes stream actions, drives
-//!   the cores' timers, stores verified chunks, answers wants, and disconnects peers that break
-//!   the protocol.
-//! - [`Handler`] (a `ConnectionHandler`) owns one connection's streams: it opens the streams the
-//!   puller asks for, accepts the server's, writes frames and reports bytes read, end of stream
-//!   and failures. It never parses; the cores enforce sizes, order and truncation.
+//! - [`Behaviour`] is the adapter's behaviour for pull-sync, with the node's commands and
+//!   [`Stats`].
+//! - `glue` ([`PullsyncGlue`]) routes each stream action to the connection that carries the
+//!   stream, stores verified chunks in the [`ChunkStore`], answers wants from it, and tells the
+//!   core how many bytes wait for sockets.
+//! - `streams` ([`PullsyncStreams`]) is one connection's streams: it opens the streams the
+//!   puller asks for, takes the server's, writes frames and reports bytes read, end of stream
+//!   and failures. It never parses; the core enforces sizes, order and truncation.
 //!
 //! # What the node driver does
 //!
@@ -25,22 +25,27 @@
 //!   [`Event::StoreFailed`] and [`Event::IntervalStoreFailed`] (storage trouble);
 //! - sample [`Behaviour::stats`] and [`Behaviour::delivery_rate`] for the UI.
 //!
-//! Nothing else: connections, streams, timers and storage calls are the behaviour's own. Chunk
-//! reads for wants are synchronous ([`ChunkStore::get`]), as the memory store allows.
+//! Nothing else: connections, streams, timers and storage calls are the adapter's and the glue's
+//! own. Chunk reads for wants are synchronous ([`ChunkStore::get`]), as the memory store allows.
 //!
 //! Back-pressure: the server encodes deliveries only while less than
-//! [`Config::max_queued_bytes`] wait to be written across all connections, so a slow socket
-//! holds whole pages in the store, not in memory as frames.
+//! [`max_backlog`](syncscope_proto::pullsync::Config::max_backlog) bytes wait to be written
+//! across all connections, so a slow socket holds whole pages in the store, not in memory as
+//! frames.
 
 mod behaviour;
-mod handler;
+mod config;
+mod event;
+mod glue;
 mod overlay;
-mod protocol;
+mod streams;
 
-pub use behaviour::{Behaviour, Config, Event, Stats};
-pub use handler::{Command, Handler, HandlerEvent};
+pub use behaviour::{Behaviour, Stats};
+pub use config::Config;
+pub use event::Event;
+pub use glue::PullsyncGlue;
 pub use overlay::overlay_of;
-pub use protocol::Upgrade;
+pub use streams::{PullsyncStreams, StreamCommand, StreamsReport};
 pub use syncscope_proto::pullsync::{Misbehaviour, StreamKey};
 
 pub use crate::store::ChunkStore;

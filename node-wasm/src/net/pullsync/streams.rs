@@ -1,8 +1,9 @@
-//! One connection's pull-sync streams: opens the outbound streams the behaviour asks for, accepts
-//! inbound ones, writes the frames the cores produced and reports what it reads. It never looks
-//! inside the bytes; the cores do.
+//! One connection's pull-sync streams, the codec part of the adapter's connection handler: opens
+//! the outbound streams the core asks for, takes inbound ones, writes the frames the core produced
+//! and reports what it reads. It never looks inside the bytes; the core does.
 
 use std::collections::{HashMap, VecDeque};
+use std::convert::Infallible;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -11,25 +12,22 @@ use std::task::{Context, Poll};
 use bytes::Bytes;
 use futures::task::AtomicWaker;
 use futures::{AsyncRead, AsyncWrite};
-use libp2p::swarm::handler::{
-    ConnectionEvent, DialUpgradeError, FullyNegotiatedInbound, FullyNegotiatedOutbound,
-};
-use libp2p::swarm::{ConnectionHandler, ConnectionHandlerEvent, SubstreamProtocol};
+use libp2p::swarm::StreamUpgradeError;
 use libp2p::Stream;
 
-use super::protocol::Upgrade;
+use crate::net::adapter::{Streams, StreamsEvent};
 use syncscope_proto::pullsync::{Protocol, StreamAction, StreamId, StreamKey};
 
-/// What the behaviour asks of one stream on this connection.
+/// What the core asks of one stream on this connection.
 #[derive(Debug)]
-pub struct Command {
+pub struct StreamCommand {
     pub stream: StreamKey,
     pub action: StreamAction,
 }
 
 /// What happened on one stream of this connection.
 #[derive(Debug)]
-pub enum HandlerEvent {
+pub enum StreamsReport {
     /// The remote opened a stream; it is now known as `Inbound(stream)`.
     InboundOpened {
         stream: StreamId,
@@ -57,12 +55,12 @@ pub enum HandlerEvent {
 /// encoding deliveries while sockets are full. Each connection counts its own queue, so that a
 /// closed connection's queue can be forgotten as a whole.
 #[derive(Debug, Default)]
-pub(super) struct WriteQueue {
+pub struct WriteQueue {
     bytes: AtomicUsize,
 }
 
 impl WriteQueue {
-    pub(super) fn queued(&self) -> usize {
+    pub fn queued(&self) -> usize {
         self.bytes.load(Ordering::Relaxed)
     }
 }
@@ -106,14 +104,14 @@ impl StreamIo {
 
 enum Progress {
     Idle,
-    Event(HandlerEvent),
-    Done(HandlerEvent),
+    Event(StreamsReport),
+    Done(StreamsReport),
 }
 
-pub struct Handler {
+pub struct PullsyncStreams {
     streams: HashMap<StreamKey, StreamIo>,
     opening: VecDeque<(StreamId, Protocol)>,
-    events: VecDeque<HandlerEvent>,
+    events: VecDeque<StreamsReport>,
     queue: Arc<WriteQueue>,
     shared: Arc<Shared>,
     read_buf: Box<[u8]>,
@@ -121,11 +119,11 @@ pub struct Handler {
     keys: Vec<StreamKey>,
 }
 
-impl Handler {
+impl PullsyncStreams {
     /// `read_buffer` bounds the bytes taken from a stream in one read (see
     /// [`super::Config::read_buffer`]).
     pub(super) fn new(queue: Arc<WriteQueue>, shared: Arc<Shared>, read_buffer: usize) -> Self {
-        Handler {
+        PullsyncStreams {
             streams: HashMap::new(),
             opening: VecDeque::new(),
             events: VecDeque::new(),
@@ -157,13 +155,13 @@ impl Handler {
         };
         let mut released = 0;
         let progress = match write(cx, stream, &mut released) {
-            Err(_) => Progress::Done(HandlerEvent::Failed { stream: key }),
+            Err(_) => Progress::Done(StreamsReport::Failed { stream: key }),
             Ok(()) if stream.read_closed => Progress::Idle,
             Ok(()) => read(cx, stream, key, &mut self.read_buf),
         };
         let progress = match progress {
             Progress::Idle if stream.read_closed && stream.write_closed => {
-                Progress::Done(HandlerEvent::Closed { stream: key })
+                Progress::Done(StreamsReport::Closed { stream: key })
             }
             p => p,
         };
@@ -214,41 +212,39 @@ fn read(cx: &mut Context<'_>, stream: &mut StreamIo, key: StreamKey, buf: &mut [
     match Pin::new(io).poll_read(cx, buf) {
         Poll::Ready(Ok(0)) => {
             stream.read_closed = true;
-            Progress::Event(HandlerEvent::Finished { stream: key })
+            Progress::Event(StreamsReport::Finished { stream: key })
         }
-        Poll::Ready(Ok(n)) => Progress::Event(HandlerEvent::Data {
+        Poll::Ready(Ok(n)) => Progress::Event(StreamsReport::Data {
             stream: key,
             data: Bytes::copy_from_slice(&buf[..n]),
         }),
-        Poll::Ready(Err(_)) => Progress::Done(HandlerEvent::Failed { stream: key }),
+        Poll::Ready(Err(_)) => Progress::Done(StreamsReport::Failed { stream: key }),
         Poll::Pending => Progress::Idle,
     }
 }
 
-impl Drop for Handler {
+impl Drop for PullsyncStreams {
     fn drop(&mut self) {
         let queued: usize = self.streams.values().map(StreamIo::queued).sum();
         self.release(queued);
     }
 }
 
-impl ConnectionHandler for Handler {
-    type FromBehaviour = Command;
-    type ToBehaviour = HandlerEvent;
-    type InboundProtocol = Upgrade;
-    type OutboundProtocol = Upgrade;
-    type InboundOpenInfo = ();
-    type OutboundOpenInfo = StreamId;
+impl Streams for PullsyncStreams {
+    type Protocol = Protocol;
+    type OpenInfo = StreamId;
+    type Command = StreamCommand;
+    type Event = StreamsReport;
 
-    fn listen_protocol(&self) -> SubstreamProtocol<Upgrade, ()> {
-        SubstreamProtocol::new(Upgrade::inbound(), ())
+    fn inbound_protocols(&self) -> Arc<[Protocol]> {
+        Protocol::ALL.into()
     }
 
-    fn connection_keep_alive(&self) -> bool {
-        !self.streams.is_empty()
+    fn inbound_streams(&self) -> usize {
+        self.streams.keys().filter(|k| matches!(k, StreamKey::Inbound(_))).count()
     }
 
-    fn on_behaviour_event(&mut self, Command { stream: key, action }: Command) {
+    fn on_command(&mut self, StreamCommand { stream: key, action }: StreamCommand) {
         match action {
             StreamAction::Open(protocol) => {
                 if let StreamKey::Outbound(id) = key {
@@ -273,47 +269,37 @@ impl ConnectionHandler for Handler {
         }
     }
 
-    fn on_connection_event(&mut self, event: ConnectionEvent<Upgrade, Upgrade, (), StreamId>) {
-        match event {
-            ConnectionEvent::FullyNegotiatedInbound(FullyNegotiatedInbound {
-                protocol: (io, protocol),
-                ..
-            }) => {
-                let id = StreamId(self.shared.next_inbound.fetch_add(1, Ordering::Relaxed));
-                self.streams.insert(StreamKey::Inbound(id), StreamIo::new(Some(io)));
-                self.events.push_back(HandlerEvent::InboundOpened { stream: id, protocol });
-            }
-            ConnectionEvent::FullyNegotiatedOutbound(FullyNegotiatedOutbound {
-                protocol: (io, _),
-                info: id,
-            }) => {
-                // A stream reset before it was negotiated is dropped here, resetting it.
-                if let Some(stream) = self.streams.get_mut(&StreamKey::Outbound(id)) {
-                    stream.io = Some(io);
-                }
-            }
-            ConnectionEvent::DialUpgradeError(DialUpgradeError { info: id, error }) => {
-                tracing::debug!(stream = ?id, %error, "pull-sync stream not opened");
-                let key = StreamKey::Outbound(id);
-                if self.remove(key).is_some() {
-                    self.events.push_back(HandlerEvent::Failed { stream: key });
-                }
-            }
-            _ => {}
+    fn on_inbound(&mut self, io: Stream, protocol: Protocol) {
+        let id = StreamId(self.shared.next_inbound.fetch_add(1, Ordering::Relaxed));
+        self.streams.insert(StreamKey::Inbound(id), StreamIo::new(Some(io)));
+        self.events.push_back(StreamsReport::InboundOpened { stream: id, protocol });
+    }
+
+    fn on_outbound(&mut self, io: Stream, _: Protocol, id: StreamId) {
+        // A stream reset before it was negotiated is dropped here, resetting it.
+        if let Some(stream) = self.streams.get_mut(&StreamKey::Outbound(id)) {
+            stream.io = Some(io);
         }
     }
 
-    fn poll(
-        &mut self,
-        cx: &mut Context<'_>,
-    ) -> Poll<ConnectionHandlerEvent<Upgrade, StreamId, HandlerEvent>> {
+    fn on_outbound_failed(&mut self, id: StreamId, error: StreamUpgradeError<Infallible>) {
+        tracing::debug!(stream = ?id, %error, "pull-sync stream not opened");
+        let key = StreamKey::Outbound(id);
+        if self.remove(key).is_some() {
+            self.events.push_back(StreamsReport::Failed { stream: key });
+        }
+    }
+
+    fn keep_alive(&self, _: bool) -> bool {
+        !self.streams.is_empty()
+    }
+
+    fn poll(&mut self, cx: &mut Context<'_>) -> Poll<StreamsEvent<Self>> {
         if let Some(event) = self.events.pop_front() {
-            return Poll::Ready(ConnectionHandlerEvent::NotifyBehaviour(event));
+            return Poll::Ready(StreamsEvent::Report(event));
         }
         if let Some((id, protocol)) = self.opening.pop_front() {
-            return Poll::Ready(ConnectionHandlerEvent::OutboundSubstreamRequest {
-                protocol: SubstreamProtocol::new(Upgrade::outbound(protocol), id),
-            });
+            return Poll::Ready(StreamsEvent::Open { protocols: [protocol].into(), info: id });
         }
         let mut keys = std::mem::take(&mut self.keys);
         keys.clear();
@@ -330,7 +316,7 @@ impl ConnectionHandler for Handler {
         }
         self.keys = keys;
         match self.events.pop_front() {
-            Some(event) => Poll::Ready(ConnectionHandlerEvent::NotifyBehaviour(event)),
+            Some(event) => Poll::Ready(StreamsEvent::Report(event)),
             None => Poll::Pending,
         }
     }

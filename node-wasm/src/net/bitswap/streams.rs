@@ -1,4 +1,4 @@
-//! One connection's Bitswap streams.
+//! One connection's Bitswap streams: the codec part of the adapter's connection handler.
 //!
 //! Outbound: one long-lived stream, opened as soon as the connection is up (its negotiation tells
 //! the version the peer speaks) and reopened when it fails. Queued messages are encoded for the
@@ -6,14 +6,13 @@
 //! next stream. After [`MAX_OPEN_ATTEMPTS`] failures in a row the handler gives up on the peer.
 //!
 //! Inbound: every stream the peer opens, on any configured version, is read until EOF, so peers
-//! that keep one stream (boxo) and peers that open one per message (Helia) are both served. At
-//! most `max_inbound_streams` are read at once; more are refused. A frame over the size cap or a
-//! message that does not decode resets its stream and is reported: the behaviour disconnects the
-//! peer.
+//! that keep one stream (boxo) and peers that open one per message (Helia) are both served (up to
+//! the adapter's cap). A frame over the size cap or a message that does not decode resets its
+//! stream and is reported: the adapter disconnects the peer.
 //!
 //! Both kinds of stream are left out of libp2p's keep-alive count (they never finish); the
 //! connection is kept alive while messages wait to be written, and, once the peer is known to
-//! speak Bitswap, while the behaviour says the node is fetching.
+//! speak Bitswap, while the node is fetching.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -23,15 +22,10 @@ use bytes::BytesMut;
 use futures::future::BoxFuture;
 use futures::stream::{BoxStream, SelectAll};
 use futures::{AsyncWriteExt, FutureExt, StreamExt};
-use libp2p::swarm::handler::{
-    ConnectionEvent, DialUpgradeError, FullyNegotiatedInbound, FullyNegotiatedOutbound,
-};
-use libp2p::swarm::{
-    ConnectionHandler, ConnectionHandlerEvent, StreamUpgradeError, SubstreamProtocol,
-};
+use libp2p::swarm::StreamUpgradeError;
 use libp2p::Stream;
 
-use super::protocol::Upgrade;
+use crate::net::adapter::{Streams, StreamsEvent};
 use crate::net::framed::{read_with_progress, Read, ReadError};
 use syncscope_proto::bitswap::{DecodeError, Message, ProtocolVersion};
 use syncscope_proto::framing::{encode_frame_into, FrameError};
@@ -42,18 +36,9 @@ pub const MAX_OPEN_ATTEMPTS: u32 = 3;
 /// Messages are written in batches of about this many bytes, then flushed.
 const BATCH_BYTES: usize = 1 << 20;
 
-/// What the behaviour asks of a connection.
+/// What a connection's streams report.
 #[derive(Debug)]
-pub enum Command {
-    /// Write `msg`; `from_server` messages are reported back once written ([`HandlerEvent::Sent`]).
-    Send { msg: Message, from_server: bool },
-    /// Whether the node is fetching: keep Bitswap connections open meanwhile.
-    KeepAlive(bool),
-}
-
-/// What a connection reports.
-#[derive(Debug)]
-pub enum HandlerEvent {
+pub enum StreamsReport {
     /// The outbound stream was negotiated for the first time, at `version`.
     Ready(ProtocolVersion),
     /// The peer speaks none of our versions: nothing will be sent on this connection.
@@ -69,8 +54,6 @@ pub enum HandlerEvent {
     },
     /// The peer broke the protocol on an inbound stream; the stream was reset.
     Misbehaved(StreamError),
-    /// An inbound stream beyond `max_inbound_streams` was refused.
-    InboundRefused,
 }
 
 /// How a peer broke the protocol on a stream.
@@ -85,19 +68,20 @@ pub enum StreamError {
     Decode(#[from] DecodeError),
 }
 
-/// Limits a handler works within.
+/// Limits a connection's streams work within.
 #[derive(Debug, Clone)]
-pub struct HandlerConfig {
+pub struct StreamsConfig {
     /// Versions offered and accepted, newest first.
     pub versions: Arc<[ProtocolVersion]>,
     pub max_message_size: usize,
-    pub max_inbound_streams: usize,
 }
 
+/// A message to write; `from_server` messages are reported back once written
+/// ([`StreamsReport::Sent`]).
 #[derive(Debug)]
-struct Outgoing {
-    msg: Message,
-    from_server: bool,
+pub struct Outgoing {
+    pub msg: Message,
+    pub from_server: bool,
 }
 
 type Written = BoxFuture<'static, std::io::Result<Stream>>;
@@ -114,8 +98,8 @@ enum Outbound {
     Dead,
 }
 
-pub struct Handler {
-    config: HandlerConfig,
+pub struct BitswapStreams {
+    config: StreamsConfig,
     outbound: Outbound,
     queue: VecDeque<Outgoing>,
     /// The batch being written, kept to be written again if the stream fails.
@@ -124,12 +108,11 @@ pub struct Handler {
     /// The version of the first negotiated outbound stream.
     version: Option<ProtocolVersion>,
     inbound: SelectAll<Inbound>,
-    events: VecDeque<HandlerEvent>,
-    fetching: bool,
+    events: VecDeque<StreamsReport>,
 }
 
-impl Handler {
-    pub fn new(config: HandlerConfig, fetching: bool) -> Self {
+impl BitswapStreams {
+    pub fn new(config: StreamsConfig) -> Self {
         Self {
             config,
             outbound: Outbound::Closed,
@@ -139,12 +122,7 @@ impl Handler {
             version: None,
             inbound: SelectAll::new(),
             events: VecDeque::new(),
-            fetching,
         }
-    }
-
-    fn upgrade(&self) -> SubstreamProtocol<Upgrade, ()> {
-        SubstreamProtocol::new(Upgrade::new(self.config.versions.clone()), ())
     }
 
     /// Drops every queued message, reporting the server's as gone.
@@ -152,7 +130,7 @@ impl Handler {
         let server_msgs =
             self.writing.drain(..).chain(self.queue.drain(..)).filter(|o| o.from_server).count();
         if server_msgs > 0 {
-            self.events.push_back(HandlerEvent::Sent { server_msgs });
+            self.events.push_back(StreamsReport::Sent { server_msgs });
         }
     }
 
@@ -163,13 +141,13 @@ impl Handler {
         self.failures += 1;
         if self.failures >= MAX_OPEN_ATTEMPTS {
             tracing::debug!(failures = self.failures, "bitswap outbound stream keeps failing");
-            self.give_up(HandlerEvent::OutboundFailed);
+            self.give_up(StreamsReport::OutboundFailed);
         } else {
             self.outbound = Outbound::Closed;
         }
     }
 
-    fn give_up(&mut self, event: HandlerEvent) {
+    fn give_up(&mut self, event: StreamsReport) {
         self.outbound = Outbound::Dead;
         self.drop_queue();
         self.events.push_back(event);
@@ -191,18 +169,18 @@ impl Handler {
             }
         }
         if dropped > 0 {
-            self.events.push_back(HandlerEvent::Sent { server_msgs: dropped });
+            self.events.push_back(StreamsReport::Sent { server_msgs: dropped });
         }
         buf
     }
 
-    /// Moves the outbound stream along. Returns a stream request when one must be opened.
-    fn poll_outbound(&mut self, cx: &mut Context<'_>) -> Option<SubstreamProtocol<Upgrade, ()>> {
+    /// Moves the outbound stream along. Returns whether a stream must be opened.
+    fn poll_outbound(&mut self, cx: &mut Context<'_>) -> bool {
         loop {
             match std::mem::replace(&mut self.outbound, Outbound::Closed) {
                 Outbound::Closed if self.version.is_none() || !self.queue.is_empty() => {
                     self.outbound = Outbound::Opening;
-                    return Some(self.upgrade());
+                    return true;
                 }
                 Outbound::Idle(mut stream, version) if !self.queue.is_empty() => {
                     let buf = self.next_batch(version);
@@ -218,7 +196,7 @@ impl Handler {
                         self.failures = 0;
                         let server_msgs = self.writing.drain(..).filter(|o| o.from_server).count();
                         if server_msgs > 0 {
-                            self.events.push_back(HandlerEvent::Sent { server_msgs });
+                            self.events.push_back(StreamsReport::Sent { server_msgs });
                         }
                         self.outbound = Outbound::Idle(stream, version);
                     }
@@ -228,41 +206,83 @@ impl Handler {
                     }
                     Poll::Pending => {
                         self.outbound = Outbound::Writing(write, version);
-                        return None;
+                        return false;
                     }
                 },
                 other => {
                     self.outbound = other;
-                    return None;
+                    return false;
                 }
             }
         }
     }
 
-    fn accept_inbound(&mut self, mut stream: Stream) {
-        if self.inbound.len() >= self.config.max_inbound_streams {
-            tracing::debug!("bitswap inbound stream refused: too many open");
-            self.events.push_back(HandlerEvent::InboundRefused);
+    fn poll_inbound(&mut self, cx: &mut Context<'_>) -> Option<StreamsReport> {
+        loop {
+            match self.inbound.poll_next_unpin(cx) {
+                Poll::Ready(Some(Ok(Read::Message(msg)))) => {
+                    return Some(StreamsReport::Message(msg))
+                }
+                Poll::Ready(Some(Ok(Read::Progress))) => return Some(StreamsReport::Progress),
+                Poll::Ready(Some(Err(ReadError::Io(error)))) => {
+                    tracing::debug!(%error, "bitswap inbound stream failed");
+                }
+                Poll::Ready(Some(Err(ReadError::Frame(e)))) => {
+                    return Some(StreamsReport::Misbehaved(e.into()))
+                }
+                Poll::Ready(Some(Err(ReadError::Decode(e)))) => {
+                    return Some(StreamsReport::Misbehaved(e.into()))
+                }
+                Poll::Ready(None) | Poll::Pending => return None,
+            }
+        }
+    }
+}
+
+impl Streams for BitswapStreams {
+    type Protocol = ProtocolVersion;
+    type OpenInfo = ();
+    type Command = Outgoing;
+    type Event = StreamsReport;
+
+    fn inbound_protocols(&self) -> Arc<[ProtocolVersion]> {
+        self.config.versions.clone()
+    }
+
+    fn inbound_streams(&self) -> usize {
+        self.inbound.len()
+    }
+
+    fn on_command(&mut self, outgoing: Outgoing) {
+        if matches!(self.outbound, Outbound::Dead) {
+            tracing::trace!("bitswap message dropped: the connection cannot carry it");
+            if outgoing.from_server {
+                self.events.push_back(StreamsReport::Sent { server_msgs: 1 });
+            }
             return;
         }
+        self.queue.push_back(outgoing);
+    }
+
+    fn on_inbound(&mut self, mut stream: Stream, _: ProtocolVersion) {
         stream.ignore_for_keep_alive();
         let messages = read_with_progress(stream, self.config.max_message_size, Message::decode);
         self.inbound.push(messages.boxed());
     }
 
-    fn outbound_negotiated(&mut self, mut stream: Stream, version: ProtocolVersion) {
+    fn on_outbound(&mut self, mut stream: Stream, version: ProtocolVersion, (): ()) {
         stream.ignore_for_keep_alive();
         if self.version.is_none() {
             self.version = Some(version);
-            self.events.push_back(HandlerEvent::Ready(version));
+            self.events.push_back(StreamsReport::Ready(version));
         }
         self.outbound = Outbound::Idle(stream, version);
     }
 
-    fn outbound_refused(&mut self, error: StreamUpgradeError<std::convert::Infallible>) {
+    fn on_outbound_failed(&mut self, (): (), error: StreamUpgradeError<std::convert::Infallible>) {
         match error {
             StreamUpgradeError::NegotiationFailed if self.version.is_none() => {
-                self.give_up(HandlerEvent::Unsupported)
+                self.give_up(StreamsReport::Unsupported)
             }
             error => {
                 tracing::debug!(%error, "bitswap outbound stream not opened");
@@ -271,90 +291,22 @@ impl Handler {
         }
     }
 
-    fn poll_inbound(&mut self, cx: &mut Context<'_>) -> Option<HandlerEvent> {
-        loop {
-            match self.inbound.poll_next_unpin(cx) {
-                Poll::Ready(Some(Ok(Read::Message(msg)))) => {
-                    return Some(HandlerEvent::Message(msg))
-                }
-                Poll::Ready(Some(Ok(Read::Progress))) => return Some(HandlerEvent::Progress),
-                Poll::Ready(Some(Err(ReadError::Io(error)))) => {
-                    tracing::debug!(%error, "bitswap inbound stream failed");
-                }
-                Poll::Ready(Some(Err(ReadError::Frame(e)))) => {
-                    return Some(HandlerEvent::Misbehaved(e.into()))
-                }
-                Poll::Ready(Some(Err(ReadError::Decode(e)))) => {
-                    return Some(HandlerEvent::Misbehaved(e.into()))
-                }
-                Poll::Ready(None) | Poll::Pending => return None,
-            }
-        }
-    }
-}
-
-impl ConnectionHandler for Handler {
-    type FromBehaviour = Command;
-    type ToBehaviour = HandlerEvent;
-    type InboundProtocol = Upgrade;
-    type OutboundProtocol = Upgrade;
-    type InboundOpenInfo = ();
-    type OutboundOpenInfo = ();
-
-    fn listen_protocol(&self) -> SubstreamProtocol<Upgrade, ()> {
-        self.upgrade()
-    }
-
-    fn connection_keep_alive(&self) -> bool {
+    fn keep_alive(&self, fetching: bool) -> bool {
         let busy = !self.queue.is_empty() || !self.writing.is_empty();
         let alive = !matches!(self.outbound, Outbound::Dead);
-        busy || (alive && self.fetching && self.version.is_some())
+        busy || (alive && fetching && self.version.is_some())
     }
 
-    fn on_behaviour_event(&mut self, command: Command) {
-        match command {
-            Command::Send { from_server, .. } if matches!(self.outbound, Outbound::Dead) => {
-                tracing::trace!("bitswap message dropped: the connection cannot carry it");
-                if from_server {
-                    self.events.push_back(HandlerEvent::Sent { server_msgs: 1 });
-                }
-            }
-            Command::Send { msg, from_server } => {
-                self.queue.push_back(Outgoing { msg, from_server })
-            }
-            Command::KeepAlive(fetching) => self.fetching = fetching,
-        }
-    }
-
-    fn on_connection_event(&mut self, event: ConnectionEvent<Upgrade, Upgrade, (), ()>) {
-        match event {
-            ConnectionEvent::FullyNegotiatedInbound(FullyNegotiatedInbound {
-                protocol: (stream, _),
-                ..
-            }) => self.accept_inbound(stream),
-            ConnectionEvent::FullyNegotiatedOutbound(FullyNegotiatedOutbound {
-                protocol: (stream, version),
-                ..
-            }) => self.outbound_negotiated(stream, version),
-            ConnectionEvent::DialUpgradeError(DialUpgradeError { error, .. }) => {
-                self.outbound_refused(error)
-            }
-            _ => {}
-        }
-    }
-
-    fn poll(
-        &mut self,
-        cx: &mut Context<'_>,
-    ) -> Poll<ConnectionHandlerEvent<Upgrade, (), HandlerEvent>> {
-        if let Some(protocol) = self.poll_outbound(cx) {
-            return Poll::Ready(ConnectionHandlerEvent::OutboundSubstreamRequest { protocol });
+    fn poll(&mut self, cx: &mut Context<'_>) -> Poll<StreamsEvent<Self>> {
+        if self.poll_outbound(cx) {
+            let protocols = self.config.versions.clone();
+            return Poll::Ready(StreamsEvent::Open { protocols, info: () });
         }
         if let Some(event) = self.events.pop_front() {
-            return Poll::Ready(ConnectionHandlerEvent::NotifyBehaviour(event));
+            return Poll::Ready(StreamsEvent::Report(event));
         }
         match self.poll_inbound(cx) {
-            Some(event) => Poll::Ready(ConnectionHandlerEvent::NotifyBehaviour(event)),
+            Some(event) => Poll::Ready(StreamsEvent::Report(event)),
             None => Poll::Pending,
         }
     }

@@ -1,5 +1,5 @@
-//! The timer a behaviour keeps for its sans-IO cores: the deadline they ask for (`poll_timeout`)
-//! as a [`Delay`] polled with the behaviour, so that `handle_timeout` runs once it is due.
+//! The timer the adapter keeps for its core: the deadline it asks for (`poll_timeout`) as a
+//! [`Delay`] polled with the behaviour, so that `handle_timeout` runs once it is due.
 
 use std::task::{Context, Poll};
 
@@ -7,8 +7,8 @@ use futures::FutureExt;
 use futures_timer::Delay;
 use web_time::Instant;
 
-/// At most one armed deadline. A behaviour's timer loop: if [`CoreTimer::take_due`], hand the
-/// cores the timeout; set the timer to their next deadline; return while [`CoreTimer::poll`] is
+/// At most one armed deadline. The adapter's timer loop: if [`CoreTimer::take_due`], hand the
+/// core the timeout; set the timer to its next deadline; return while [`CoreTimer::poll`] is
 /// pending, else go round again.
 #[derive(Default)]
 pub(crate) struct CoreTimer {
@@ -25,16 +25,9 @@ impl CoreTimer {
         due
     }
 
-    /// Arms the timer for `at` unless it already is, or disarms it.
-    pub(crate) fn set(&mut self, now: Instant, at: Option<Instant>) {
-        if self.deadline() != at {
-            self.arm(now, at);
-        }
-    }
-
-    /// As [`CoreTimer::set`], but an armed deadline earlier than `at` stays: for deadlines that
-    /// move later all the time, where firing early is harmless and cheaper than a new delay at
-    /// every move.
+    /// Arms the timer for `at`, or disarms it for `None`; an armed deadline earlier than `at`
+    /// stays: deadlines move later all the time, and firing early is harmless and cheaper than a
+    /// new delay at every move.
     pub(crate) fn set_at_most(&mut self, now: Instant, at: Option<Instant>) {
         let earlier = matches!((self.deadline(), at), (Some(armed), Some(at)) if armed <= at);
         if !earlier {
@@ -74,7 +67,7 @@ mod tests {
         let now = Instant::now();
         let at = now + Duration::from_secs(60);
         let mut timer = CoreTimer::default();
-        timer.set(now, Some(at));
+        timer.set_at_most(now, Some(at));
         assert!(!timer.take_due(now));
         assert!(timer.take_due(at));
         assert_eq!(timer.deadline(), None);
@@ -82,12 +75,11 @@ mod tests {
     }
 
     #[test]
-    fn set_follows_the_deadline_and_set_at_most_keeps_an_earlier_one() {
+    fn an_earlier_deadline_stays_armed_and_none_disarms() {
         let now = Instant::now();
         let (early, late) = (now + Duration::from_secs(1), now + Duration::from_secs(2));
         let mut timer = CoreTimer::default();
-        timer.set(now, Some(early));
-        timer.set(now, Some(late));
+        timer.set_at_most(now, Some(late));
         assert_eq!(timer.deadline(), Some(late));
         timer.set_at_most(now, Some(early));
         assert_eq!(timer.deadline(), Some(early));
