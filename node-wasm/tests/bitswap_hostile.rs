@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use bytes::Bytes;
 use cid::Cid;
 use common::bitswap::{bitswap, blocks, connect, fetched, seed, Bitswap};
-use common::{swarm, Running};
+use common::{eventually, swarm, Running};
 use futures::{AsyncWriteExt, StreamExt};
 use libp2p::identity::Keypair;
 use libp2p::{PeerId, Stream, StreamProtocol};
@@ -155,4 +155,25 @@ async fn hostile_peers_are_counted_and_disconnected_and_the_fetch_completes() {
     assert_eq!(stats.peers_disconnected, 3);
     assert!(stats.counters.unsolicited_blocks > 8, "forged blocks counted");
     assert_eq!(stats.peers, 2);
+}
+
+#[tokio::test]
+async fn inbound_streams_beyond_the_cap_are_refused_and_counted_without_a_disconnection() {
+    const CAP: usize = 4;
+    let victim = bitswap(Config::default().with_max_inbound_streams(CAP)).await;
+    let behaviour = libp2p_stream::Behaviour::new();
+    let mut control = behaviour.new_control();
+    let opener = Running::start(swarm(Keypair::generate_ed25519(), behaviour)).await;
+    opener.dial(victim.addr.clone()).await;
+    opener.wait_connected(victim.peer_id, true).await;
+
+    let mut open = Vec::new();
+    for _ in 0..CAP + 3 {
+        open.push(control.open_stream(victim.peer_id, BITSWAP).await.expect("negotiated"));
+    }
+    eventually(&victim, |s| s.behaviour().stats().streams_refused == 3).await;
+    let stats = victim.with(|s| s.behaviour().stats()).await;
+    assert_eq!(stats.peers_disconnected, 0, "too many streams is not an offence");
+    assert!(victim.is_connected(opener.peer_id).await);
+    drop(open);
 }
