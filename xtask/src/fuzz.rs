@@ -16,7 +16,7 @@ use crate::{cmd, tools};
 /// Where `cargo fuzz` runs: the crate whose `fuzz/` folder holds the targets.
 const CRATE_DIR: &str = "node-wasm/proto";
 pub const MANIFEST: &str = "node-wasm/proto/fuzz/Cargo.toml";
-pub const TARGETS: &[&str] = &["bitswap_message", "framing", "pullsync_node"];
+pub const TARGETS: &[&str] = &["bitswap_message", "bitswap_node", "framing", "pullsync_node"];
 /// Seconds per target in `cargo xtask test`: enough to replay the seeds and mutate them for a
 /// while, little next to the build (about 2.5 min from scratch on two cores).
 pub const TEST_SECONDS: u32 = 20;

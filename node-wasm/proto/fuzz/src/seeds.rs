@@ -12,6 +12,7 @@ use syncscope_proto::framing::encode_frame;
 use syncscope_proto::pullsync::{self, StreamAction, Transmit};
 use syncscope_proto::swarm::Address;
 
+use crate::bitswap_node;
 use crate::pullsync_node::{config, key_of, pool, Harness, Op, INITIAL_CHUNKS, OVERLAY};
 
 /// Bitswap message bodies, one per version's way of carrying things.
@@ -161,11 +162,76 @@ fn ops_at_other_end(t: Transmit<u8>, from: u8) -> Vec<Op> {
     }
 }
 
+/// The node under test (holding the first quarter of the Bitswap pool) and a peer holding the
+/// rest fetch from each other over a perfect wire at `version` for `seconds` of virtual time:
+/// the node's session wants the peer's first half, the peer's wants the node's blocks. Returns
+/// the fuzz input replaying what the node received, and the node as it ended.
+pub fn recorded_bitswap(
+    config_byte: u8,
+    version: u8,
+    seconds: u64,
+) -> (Vec<u8>, bitswap_node::Harness) {
+    use bitswap_node::{config, pool, Harness, Op, POOL};
+    let (mine, theirs) = pool().split_at(POOL / 4);
+    let mut node = Harness::new(config(config_byte), mine);
+    let mut peer = Harness::new(config(config_byte), theirs);
+    peer.now = node.now;
+    let end = node.now + Duration::from_secs(seconds);
+    node.transmits = Some(Vec::new());
+    peer.transmits = Some(Vec::new());
+    let protocol = ProtocolVersion::ALL[usize::from(version) % 4];
+
+    let mut input = vec![config_byte];
+    let mut to_node = |node: &mut Harness, op: Op| {
+        op.encode(&mut input);
+        node.apply(&op);
+    };
+    peer.apply(&Op::Connect { peer: NODE, version });
+    to_node(&mut node, Op::Connect { peer: PEER, version });
+    to_node(&mut node, Op::NewSession);
+    let wanted: Vec<u8> = (POOL / 4..POOL * 5 / 8).map(|i| i as u8).collect();
+    to_node(&mut node, Op::Want { session: 0, blocks: wanted });
+    peer.apply(&Op::NewSession);
+    peer.apply(&Op::Want { session: 0, blocks: (0..POOL as u8 / 4).collect() });
+    loop {
+        let from_node = node.transmits.replace(Vec::new()).unwrap_or_default();
+        let from_peer = peer.transmits.replace(Vec::new()).unwrap_or_default();
+        if from_node.is_empty() && from_peer.is_empty() {
+            let next = [node.node_timeout(), peer.node_timeout()].into_iter().flatten().min();
+            let Some(at) = next.filter(|&at| at <= end) else { break };
+            let wait = at.saturating_duration_since(node.now);
+            let mut millis = wait.as_millis() + u128::from(wait.subsec_nanos() % 1_000_000 != 0);
+            while millis > 0 {
+                let step = millis.min(u128::from(u16::MAX));
+                millis -= step;
+                let op = Op::Advance { millis: step as u16 };
+                peer.apply(&op);
+                to_node(&mut node, op);
+            }
+            continue;
+        }
+        for (_, msg) in from_node {
+            peer.deliver(NODE, msg);
+        }
+        for (_, msg) in from_peer {
+            // As it crosses the wire: encoded for the version, then decoded.
+            let body = msg.to_pb(protocol).encode_to_vec();
+            to_node(&mut node, Op::Raw { peer: PEER, body });
+        }
+    }
+    (input, node)
+}
+
 /// Every seed, by target and name.
 pub fn all() -> Vec<(&'static str, &'static str, Vec<u8>)> {
     let mut seeds = Vec::new();
     for (name, body) in bitswap_messages() {
         seeds.push(("bitswap_message", name, body));
+    }
+    for (name, config_byte, version) in
+        [("sessions-1.2.0", 0, 0), ("legacy-1.2.0", 1, 0), ("sessions-1.1.0", 0, 1)]
+    {
+        seeds.push(("bitswap_node", name, recorded_bitswap(config_byte, version, 3).0));
     }
     for (name, stream) in frame_streams() {
         seeds.push(("framing", name, stream));
@@ -197,6 +263,13 @@ mod tests {
     }
 
     #[test]
+    fn the_recorded_bitswap_exchange_fetches_blocks() {
+        let (input, node) = recorded_bitswap(0, 0, 3);
+        assert!(node.received > 0, "the node received no block");
+        crate::bitswap_node::run(&input);
+    }
+
+    #[test]
     fn the_recorded_exchange_syncs_chunks_and_replays_alike() {
         let (input, node) = recorded_exchange(0, 4);
         assert!(node.received > 0, "the node received no chunk");
@@ -212,6 +285,7 @@ mod tests {
             let committed = std::fs::read(seeds_dir().join(target).join(name)).unwrap();
             match target {
                 "bitswap_message" => crate::bitswap_message::run(&committed),
+                "bitswap_node" => crate::bitswap_node::run(&committed),
                 "framing" => crate::framing::run(&committed),
                 _ => crate::pullsync_node::run(&committed),
             }
