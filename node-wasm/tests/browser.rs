@@ -7,7 +7,10 @@ mod block_store_suite;
 
 use libp2p::identity::Keypair;
 use syncscope_node::node::{build_swarm, ProtocolSettings};
-use syncscope_node::store::{IndexedDbStore, MemoryBlockStore};
+use syncscope_node::store::{
+    Corruption, IndexedDbError, IndexedDbErrorKind, IndexedDbOp, IndexedDbStore, MemoryBlockStore,
+    StoreError,
+};
 use wasm_bindgen_test::{wasm_bindgen_test, wasm_bindgen_test_configure};
 
 wasm_bindgen_test_configure!(run_in_browser);
@@ -37,6 +40,43 @@ async fn indexed_db_keeps_values_across_reopen() {
     }
     let reopened = IndexedDbStore::open(&name).await.unwrap();
     assert_eq!(reopened.get(b"k").await.unwrap().as_deref(), Some(&b"persisted"[..]));
+}
+
+/// A database left by a newer schema: opening it is a typed `VersionError`, not a message.
+#[wasm_bindgen_test]
+async fn indexed_db_reports_a_newer_database_as_a_version_error() {
+    let name = fresh_db("newer");
+    let newer = idb::Factory::new().unwrap().open(&name, Some(99)).unwrap().await.unwrap();
+    newer.close();
+    let error = IndexedDbStore::open(&name).await.err().unwrap();
+    assert!(
+        matches!(
+            error,
+            StoreError::IndexedDb(IndexedDbError {
+                op: IndexedDbOp::Open,
+                kind: IndexedDbErrorKind::Version,
+                ..
+            })
+        ),
+        "{error:?}"
+    );
+    assert!(error.to_string().contains("(VersionError)"), "{error}");
+}
+
+/// A value that is not bytes under a key, written behind the store's back, reads as corrupt.
+#[wasm_bindgen_test]
+async fn indexed_db_reports_a_value_that_is_not_bytes_as_corrupt() {
+    let name = fresh_db("corrupt");
+    drop(IndexedDbStore::open(&name).await.unwrap());
+    let db = idb::Factory::new().unwrap().open(&name, None).unwrap().await.unwrap();
+    let tx = db.transaction(&["values"], idb::TransactionMode::ReadWrite).unwrap();
+    let key = js_sys::Uint8Array::from(&b"k"[..]);
+    tx.object_store("values").unwrap().put(&"not bytes".into(), Some(&key)).unwrap();
+    tx.commit().unwrap().await.unwrap();
+    db.close();
+    let store = IndexedDbStore::open(&name).await.unwrap();
+    let error = store.get(b"k").await.unwrap_err();
+    assert!(matches!(error, StoreError::Corrupt(Corruption::NotBytes)), "{error:?}");
 }
 
 #[wasm_bindgen_test]

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 
 use crate::cmd;
-use crate::{e2e, tidy, tools};
+use crate::{e2e, fuzz, tidy, tools};
 
 struct Stage {
     name: &'static str,
@@ -15,13 +15,20 @@ struct Stage {
 
 const STAGES: &[Stage] = &[
     Stage { name: "tidy", run: tidy::run },
-    Stage { name: "fmt", run: || cmd::run(cmd::cargo().args(["fmt", "--all", "--", "--check"])) },
+    Stage { name: "fmt", run: fmt },
     Stage { name: "clippy (native)", run: clippy_native },
     Stage { name: "clippy (wasm32)", run: clippy_wasm },
     Stage { name: "tests (native)", run: || cmd::run(cmd::cargo().arg("test")) },
+    Stage { name: "fuzz (libFuzzer, 20 s per target)", run: || fuzz::run(fuzz::TEST_SECONDS) },
     Stage { name: "tests (wasm32, headless Chromium)", run: wasm_tests },
     Stage { name: "end-to-end (Playwright)", run: || e2e::run(None) },
 ];
+
+fn fmt() -> Result<()> {
+    cmd::run(cmd::cargo().args(["fmt", "--all", "--", "--check"]))?;
+    // The fuzz targets are a workspace of their own.
+    cmd::run(cmd::cargo().args(["fmt", "--manifest-path", fuzz::MANIFEST, "--", "--check"]))
+}
 
 fn clippy_native() -> Result<()> {
     cmd::run(cmd::cargo().args(["clippy", "--all-targets", "--", "-D", "warnings"]))

@@ -12,6 +12,7 @@ const WASM_TARGET: &str = "wasm32-unknown-unknown";
 const TRUNK: &str = "0.21.14";
 const WASM_BINDGEN: &str = "0.2.108";
 const BINARYEN: &str = "132.0.0";
+const CARGO_FUZZ: &str = "0.13.2";
 
 pub fn wasm_target() -> Result<()> {
     let installed = cmd::output(cmd::command("rustup").args(["target", "list", "--installed"]));
@@ -33,6 +34,11 @@ pub fn wasm_bindgen() -> Result<()> {
         "wasm-bindgen-cli",
         WASM_BINDGEN,
     )
+}
+
+/// cargo-fuzz, for the fuzz targets of the cores (libFuzzer, built by the stable toolchain).
+pub fn cargo_fuzz() -> Result<()> {
+    cargo_tool("cargo-fuzz", &format!("cargo-fuzz {CARGO_FUZZ}"), "cargo-fuzz", CARGO_FUZZ)
 }
 
 fn cargo_tool(bin: &str, expected: &str, krate: &str, version: &str) -> Result<()> {

@@ -120,7 +120,18 @@ impl FrameDecoder {
 /// Parses a varint length prefix: `Ok(None)` when it is still incomplete.
 fn decode_length(buf: &[u8]) -> Result<Option<(usize, usize)>, FrameError> {
     match unsigned_varint::decode::usize(buf) {
-        Ok((len, rest)) => Ok(Some((len, buf.len() - rest.len()))),
+        Ok((len, rest)) => {
+            let prefix = buf.len() - rest.len();
+            // unsigned-varint keeps only the low bits of a last byte that overflows `usize` (the
+            // 10th byte of a 64-bit length, the 5th of a 32-bit one): `ff ff .. ff 7f` would read
+            // as 2^63 - 1, `80 .. 80 02` as 0. Such a prefix is no valid length.
+            let last = buf[prefix - 1];
+            let bits = 7 * (prefix - 1) + (u8::BITS - last.leading_zeros()) as usize;
+            if bits > usize::BITS as usize {
+                return Err(FrameError::BadLength);
+            }
+            Ok(Some((len, prefix)))
+        }
         Err(unsigned_varint::decode::Error::Insufficient) => Ok(None),
         Err(_) => Err(FrameError::BadLength),
     }
@@ -233,6 +244,34 @@ mod tests {
         let mut dec = FrameDecoder::new(100);
         dec.extend(&[0xff; 11]);
         assert_eq!(dec.next_frame(), Err(FrameError::BadLength));
+    }
+
+    /// Found by the `framing` fuzz target: a 10-byte prefix whose last byte overflows 64 bits
+    /// was read with the overflow dropped, as a wrong length (here 0: an empty frame accepted).
+    #[test]
+    fn overflowing_varint_is_refused_not_truncated() {
+        let mut zero = vec![0x80; 9];
+        zero.push(0x02);
+        let mut max = vec![0xff; 9];
+        max.push(0x7f);
+        for prefix in [zero, max] {
+            let mut dec = FrameDecoder::new(100);
+            dec.extend(&prefix);
+            assert_eq!(dec.next_frame(), Err(FrameError::BadLength), "{prefix:02x?}");
+            let mut dec = FrameDecoder::new(100);
+            dec.extend_bytes(Bytes::from(prefix));
+            assert_eq!(dec.next_frame(), Err(FrameError::BadLength));
+        }
+        // The largest 64-bit length is still a length (refused for its size).
+        let mut largest = vec![0xff; 9];
+        largest.push(0x01);
+        let mut dec = FrameDecoder::new(100);
+        dec.extend(&largest);
+        if usize::BITS == 64 {
+            assert_eq!(dec.next_frame(), Err(FrameError::TooLarge { len: usize::MAX, max: 100 }));
+        } else {
+            assert_eq!(dec.next_frame(), Err(FrameError::BadLength));
+        }
     }
 
     #[test]

@@ -5,8 +5,8 @@ use std::time::Duration;
 use libp2p::{identify, identity::Keypair, ping, relay, swarm::NetworkBehaviour};
 
 use crate::agent::PeerKind;
+use crate::net::RoomsBehaviour;
 use crate::net::{bitswap, pullsync};
-use crate::net::{rooms_behaviour, RoomsBehaviour, RoomsConfigError};
 use crate::store::MemoryBlockStore;
 use syncscope_proto::bitswap::ClientMode;
 use syncscope_proto::pullsync::{DeliveryMode, MemoryIntervalStore, MemoryReserve};
@@ -49,23 +49,26 @@ pub struct NodeBehaviour {
 }
 
 impl NodeBehaviour {
+    /// `rooms` comes from [`crate::net::rooms_behaviour`] with the same `key`: it is built first,
+    /// as the one part that can fail, so that the swarm builder's step cannot.
     pub fn new(
         key: &Keypair,
         relay_client: relay::client::Behaviour,
+        rooms: RoomsBehaviour,
         settings: ProtocolSettings,
-    ) -> Result<Self, RoomsConfigError> {
+    ) -> Self {
         let overlay = pullsync::overlay_of(&key.public().to_peer_id());
         let epoch = web_time::SystemTime::now()
             .duration_since(web_time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
-        Ok(Self {
+        Self {
             relay_client,
             identify: identify::Behaviour::new(
                 identify::Config::new(IDENTIFY_PROTOCOL.into(), key.public())
                     .with_agent_version(PeerKind::local_agent()),
             ),
             ping: ping::Behaviour::new(ping::Config::new().with_interval(PING_INTERVAL)),
-            rooms: rooms_behaviour(key)?,
+            rooms,
             bitswap: bitswap::Behaviour::new(
                 bitswap_config(settings.bitswap),
                 MemoryBlockStore::new(),
@@ -81,7 +84,7 @@ impl NodeBehaviour {
                 MemoryReserve::new(overlay, epoch),
                 MemoryIntervalStore::default(),
             ),
-        })
+        }
     }
 }
 

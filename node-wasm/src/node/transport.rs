@@ -2,19 +2,39 @@
 //! browser's APIs on wasm32; TCP, WebSocket and WebRTC-direct natively. Every swarm also gets the
 //! circuit relay client, so it can be reached through the relay.
 
+use std::convert::Infallible;
 use std::time::Duration;
 
-use libp2p::{identity::Keypair, Swarm};
+use libp2p::{identity::Keypair, noise, Swarm};
 
 use super::behaviour::{NodeBehaviour, ProtocolSettings};
+use crate::net::{rooms_behaviour, RoomsConfigError};
 
 /// Why the swarm could not be built.
 #[derive(Debug, thiserror::Error)]
-#[error("cannot build the libp2p swarm: {0}")]
-pub struct BuildError(String);
+#[non_exhaustive]
+pub enum BuildError {
+    /// Noise cannot sign its handshake key with the node's key (TCP, the relay client, and
+    /// WebSocket in the browser).
+    #[error("cannot build the libp2p swarm: cannot set up Noise with this key: {0}")]
+    Noise(#[from] noise::Error),
+    /// Native only: the system's DNS configuration cannot be read.
+    #[cfg(not(target_arch = "wasm32"))]
+    #[error("cannot build the libp2p swarm: cannot read the DNS configuration: {0}")]
+    Dns(#[source] std::io::Error),
+    /// Native only: the WebSocket transport cannot be set up (its Noise or its DNS resolver).
+    #[cfg(not(target_arch = "wasm32"))]
+    #[error("cannot build the libp2p swarm: cannot set up WebSocket: {0}")]
+    WebSocket(#[from] libp2p::WebsocketBuilderError<noise::Error>),
+    #[error("cannot build the libp2p swarm: {0}")]
+    Rooms(#[from] RoomsConfigError),
+}
 
-fn build_error(e: impl std::fmt::Display) -> BuildError {
-    BuildError(e.to_string())
+/// The builder's steps that cannot fail report `Infallible`.
+impl From<Infallible> for BuildError {
+    fn from(never: Infallible) -> Self {
+        match never {}
+    }
 }
 
 /// Connections without open streams stay up this long: the relay connection must survive quiet
@@ -24,7 +44,7 @@ const IDLE_CONNECTION_TIMEOUT: Duration = Duration::from_secs(300);
 #[cfg(target_arch = "wasm32")]
 mod imp {
     use libp2p::core::{upgrade::Version, Transport as _};
-    use libp2p::{noise, webrtc_websys, websocket_websys, yamux, SwarmBuilder};
+    use libp2p::{webrtc_websys, websocket_websys, yamux, SwarmBuilder};
 
     use super::*;
 
@@ -32,27 +52,21 @@ mod imp {
         key: Keypair,
         settings: ProtocolSettings,
     ) -> Result<Swarm<NodeBehaviour>, BuildError> {
+        let rooms = rooms_behaviour(&key)?;
+        let websocket_noise = noise::Config::new(&key)?;
         Ok(SwarmBuilder::with_existing_identity(key)
             .with_wasm_bindgen()
             .with_other_transport(|key| {
                 webrtc_websys::Transport::new(webrtc_websys::Config::new(key))
-            })
-            .map_err(build_error)?
-            .with_other_transport(|key| {
-                Ok::<_, Box<dyn std::error::Error + Send + Sync>>(
-                    websocket_websys::Transport::default()
-                        .upgrade(Version::V1Lazy)
-                        .authenticate(noise::Config::new(key)?)
-                        .multiplex(yamux::Config::default()),
-                )
-            })
-            .map_err(build_error)?
-            .with_relay_client(noise::Config::new, yamux::Config::default)
-            .map_err(build_error)?
-            .with_behaviour(|key, relay| {
-                NodeBehaviour::new(key, relay, settings).map_err(Into::into)
-            })
-            .map_err(build_error)?
+            })?
+            .with_other_transport(|_| {
+                websocket_websys::Transport::default()
+                    .upgrade(Version::V1Lazy)
+                    .authenticate(websocket_noise)
+                    .multiplex(yamux::Config::default())
+            })?
+            .with_relay_client(noise::Config::new, yamux::Config::default)?
+            .with_behaviour(|key, relay| NodeBehaviour::new(key, relay, rooms, settings))?
             .with_swarm_config(|c| c.with_idle_connection_timeout(IDLE_CONNECTION_TIMEOUT))
             .build())
     }
@@ -60,7 +74,7 @@ mod imp {
 
 #[cfg(not(target_arch = "wasm32"))]
 mod imp {
-    use libp2p::{noise, tcp, yamux, SwarmBuilder};
+    use libp2p::{tcp, yamux, SwarmBuilder};
 
     use super::*;
 
@@ -68,25 +82,20 @@ mod imp {
         key: Keypair,
         settings: ProtocolSettings,
     ) -> Result<Swarm<NodeBehaviour>, BuildError> {
+        let rooms = rooms_behaviour(&key)?;
         Ok(SwarmBuilder::with_existing_identity(key)
             .with_tokio()
             .with_tcp(
                 tcp::Config::default().nodelay(true),
                 noise::Config::new,
                 yamux::Config::default,
-            )
-            .map_err(build_error)?
+            )?
             .with_dns()
-            .map_err(build_error)?
+            .map_err(BuildError::Dns)?
             .with_websocket(noise::Config::new, yamux::Config::default)
-            .await
-            .map_err(build_error)?
-            .with_relay_client(noise::Config::new, yamux::Config::default)
-            .map_err(build_error)?
-            .with_behaviour(|key, relay| {
-                NodeBehaviour::new(key, relay, settings).map_err(Into::into)
-            })
-            .map_err(build_error)?
+            .await?
+            .with_relay_client(noise::Config::new, yamux::Config::default)?
+            .with_behaviour(|key, relay| NodeBehaviour::new(key, relay, rooms, settings))?
             .with_swarm_config(|c| c.with_idle_connection_timeout(IDLE_CONNECTION_TIMEOUT))
             .build())
     }
