@@ -68,6 +68,14 @@ impl<M> Downlink<M> {
         crossed
     }
 
+    /// Takes `from`'s messages off the downlink, crossed or not, in order: they are lost.
+    pub(super) fn take_from(&mut self, now: Instant, from: NodeId) -> Vec<M> {
+        self.advance(now);
+        self.flows
+            .remove(&from)
+            .map_or_else(Vec::new, |flow| flow.into_iter().map(|(_, m)| m).collect())
+    }
+
     /// The senders whose messages are crossing.
     pub(super) fn senders(&self) -> impl Iterator<Item = NodeId> + '_ {
         self.flows.keys().copied()

@@ -33,8 +33,25 @@ pub trait SimNode {
     /// node's glue reports it as it reads; the network reports it just before the node's timer
     /// fires, the moment a core acts on it.
     fn handle_progress(&mut self, _now: Instant, _from: NodeId) {}
+    /// The connection to `peer` closed ([`Network::disconnect`]): what was in transit between
+    /// the two is lost.
+    fn handle_disconnected(&mut self, _now: Instant, _peer: NodeId) {}
+    /// `msg`, in transit between this node and `peer`, was lost with the stream it travelled on
+    /// ([`Network::reset_streams`]); `sent` says whether this node sent it. Called on both ends.
+    fn handle_reset(&mut self, _now: Instant, _peer: NodeId, _msg: &Self::Message, _sent: bool) {}
     fn poll_transmit(&mut self, now: Instant) -> Option<Outgoing<Self::Message>>;
     fn poll_timeout(&self) -> Option<Instant>;
+}
+
+/// One message the network carried, as [`Network::record_messages`] logs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Carried {
+    /// When the sender handed it to the network.
+    pub at: Instant,
+    pub from: NodeId,
+    pub to: NodeId,
+    /// Size on the wire in bytes.
+    pub size: usize,
 }
 
 /// Network-wide traffic counters.
@@ -89,6 +106,8 @@ pub struct Network<N: SimNode> {
     /// (sender, first byte arrives, last byte arrives).
     arriving: Vec<Vec<(NodeId, Instant, Instant)>>,
     stats: NetStats,
+    /// Every message sent, once [`Network::record_messages`] turned the log on.
+    carried: Option<Vec<Carried>>,
 }
 
 impl<N: SimNode> Network<N> {
@@ -110,7 +129,19 @@ impl<N: SimNode> Network<N> {
             crossings: vec![None; n],
             arriving: vec![Vec::new(); n],
             stats: NetStats::default(),
+            carried: None,
         }
+    }
+
+    /// Logs every message sent from now on ([`Network::carried`]), for tests and scenarios that
+    /// look at single messages rather than [`NetStats`].
+    pub fn record_messages(&mut self) {
+        self.carried.get_or_insert_with(Vec::new);
+    }
+
+    /// The messages sent since [`Network::record_messages`], in the order they were sent.
+    pub fn carried(&self) -> &[Carried] {
+        self.carried.as_deref().unwrap_or_default()
     }
 
     /// Gives `node` a downlink of `bandwidth` bytes per second that every message to it crosses
@@ -165,6 +196,9 @@ impl<N: SimNode> Network<N> {
             self.busy_until[slot] = departed;
             self.stats.messages += 1;
             self.stats.bytes += out.size as u64;
+            if let Some(log) = &mut self.carried {
+                log.push(Carried { at: now, from: id, to: out.to, size: out.size });
+            }
             if out.report_sent {
                 self.push(departed, Ev::Sent { from: id, to: out.to });
             }
@@ -262,6 +296,83 @@ impl<N: SimNode> Network<N> {
             }
         }
         true
+    }
+
+    /// Processes every event due by `at`, then moves the clock on to `at`: time passes with
+    /// nothing else happening, as between the phases of a scenario.
+    pub fn run_to(&mut self, at: Instant) {
+        while self.queue.peek().is_some_and(|Reverse((t, _))| *t <= at) {
+            self.step();
+        }
+        self.now = self.now.max(at);
+    }
+
+    /// Disconnects `a` and `b`: every message in transit between them, either way, is lost
+    /// (still on its link, crossing a downlink, or not yet reported sent), then each is told
+    /// with [`SimNode::handle_disconnected`], `a` first. Nothing stops them from sending to
+    /// each other again afterwards: that is their cores' business, as reconnecting is.
+    pub fn disconnect(&mut self, a: NodeId, b: NodeId) {
+        let now = self.now;
+        self.take_in_transit(a, b);
+        self.nodes[a.index()].handle_disconnected(now, b);
+        self.drain(a);
+        self.nodes[b.index()].handle_disconnected(now, a);
+        self.drain(b);
+    }
+
+    /// Resets the streams in transit between `a` and `b`: every message in transit between
+    /// them, either way, is lost with its stream, and both ends are told, message by message in
+    /// arrival order, with [`SimNode::handle_reset`] (the receiver first). The two stay
+    /// connected; messages sent afterwards arrive as usual.
+    pub fn reset_streams(&mut self, a: NodeId, b: NodeId) {
+        let now = self.now;
+        for (from, to, msg) in self.take_in_transit(a, b) {
+            self.nodes[to.index()].handle_reset(now, from, &msg, false);
+            self.nodes[from.index()].handle_reset(now, to, &msg, true);
+        }
+        self.drain(a);
+        self.drain(b);
+    }
+
+    /// Takes every message between `a` and `b`, either way, out of the network, with the reports
+    /// that they were sent; returns them as they would have arrived: those crossing a downlink
+    /// first, then by arrival time. Their links are free from now on.
+    fn take_in_transit(&mut self, a: NodeId, b: NodeId) -> Vec<(NodeId, NodeId, N::Message)> {
+        let now = self.now;
+        let n = self.nodes.len();
+        let between = |from: NodeId, to: NodeId| (from, to) == (a, b) || (from, to) == (b, a);
+        let mut lost = Vec::new();
+        for (from, to) in [(a, b), (b, a)] {
+            let slot = from.index() * n + to.index();
+            self.busy_until[slot] = self.busy_until[slot].min(now);
+            self.arriving[to.index()].retain(|(sender, ..)| *sender != from);
+            if let Some(d) = self.downlinks[to.index()].as_mut() {
+                lost.extend(d.take_from(now, from).into_iter().map(|msg| (from, to, msg)));
+            }
+            self.schedule_crossing(to);
+        }
+        let mut queued: Vec<(Instant, u64)> = self
+            .queue
+            .iter()
+            .map(|Reverse(key)| *key)
+            .filter(|(_, seq)| match self.events.get(seq) {
+                Some(Ev::Deliver { from, to, .. } | Ev::Arrive { from, to, .. }) => {
+                    between(*from, *to)
+                }
+                Some(Ev::Sent { from, to }) => between(*from, *to),
+                Some(Ev::Crossed { .. } | Ev::Timer { .. }) | None => false,
+            })
+            .collect();
+        queued.sort_unstable();
+        for (_, seq) in queued {
+            // A report that a message was sent is dropped with nothing to return.
+            if let Some(Ev::Deliver { from, to, msg } | Ev::Arrive { from, to, msg, .. }) =
+                self.events.remove(&seq)
+            {
+                lost.push((from, to, msg));
+            }
+        }
+        lost
     }
 
     /// Steps until `done` holds, the queue is empty, or virtual time passes `limit`.
