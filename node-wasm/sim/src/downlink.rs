@@ -130,6 +130,18 @@ mod tests {
     }
 
     #[test]
+    fn messages_taken_off_free_their_share() {
+        let t0 = Instant::now();
+        let mut d = Downlink::new(1000.0, t0);
+        d.push(t0, NodeId(1), 100, "a");
+        d.push(t0, NodeId(2), 100, "b");
+        // 25 bytes of each crossed by 50 ms; then "b" has the whole bandwidth for its 75.
+        assert_eq!(d.take_from(t0 + 50 * MS, NodeId(1)), vec!["a"]);
+        assert_eq!(d.next_crossing(), Some(t0 + 125 * MS));
+        assert_eq!(d.senders().collect::<Vec<_>>(), vec![NodeId(2)]);
+    }
+
+    #[test]
     fn a_downlink_faster_than_a_byte_per_nanosecond_still_moves_the_clock() {
         let t0 = Instant::now();
         let mut d = Downlink::new(4e9, t0);

@@ -403,6 +403,9 @@ mod tests {
         /// Wakes after `wake`, last first.
         later: Vec<Instant>,
         progress: Vec<(Instant, NodeId)>,
+        disconnected: Vec<NodeId>,
+        /// (peer, the lost message, whether this node sent it).
+        resets: Vec<(NodeId, usize, bool)>,
     }
 
     impl SimNode for Pinger {
@@ -418,6 +421,12 @@ mod tests {
         }
         fn handle_progress(&mut self, now: Instant, from: NodeId) {
             self.progress.push((now, from));
+        }
+        fn handle_disconnected(&mut self, _now: Instant, peer: NodeId) {
+            self.disconnected.push(peer);
+        }
+        fn handle_reset(&mut self, _now: Instant, peer: NodeId, msg: &usize, sent: bool) {
+            self.resets.push((peer, *msg, sent));
         }
         fn poll_transmit(&mut self, _now: Instant) -> Option<Outgoing<usize>> {
             let size = self.to_send.pop()?;
@@ -436,6 +445,8 @@ mod tests {
             wake: None,
             later: Vec::new(),
             progress: Vec::new(),
+            disconnected: Vec::new(),
+            resets: Vec::new(),
         }
     }
 
@@ -446,6 +457,7 @@ mod tests {
             LinkModel::Fixed { latency: Duration::from_millis(10), bandwidth: Some(1000.0) };
         let links = Links::draw(2, model, 0);
         let mut net = Network::new(epoch, vec![pinger(vec![100, 100]), pinger(vec![])], links);
+        net.record_messages();
         net.with_node(NodeId(0), |_, _| ());
         net.run_until(Duration::from_secs(10), |_| false);
         let arrivals: Vec<Duration> = net.nodes()[1].arrivals.iter().map(|t| *t - epoch).collect();
@@ -453,6 +465,50 @@ mod tests {
         assert_eq!(arrivals, vec![Duration::from_millis(110), Duration::from_millis(210)]);
         assert_eq!(net.nodes()[0].sent_reports, 2);
         assert_eq!(net.stats().bytes, 200);
+        let sent = Carried { at: epoch, from: NodeId(0), to: NodeId(1), size: 100 };
+        assert_eq!(net.carried(), [sent, sent]);
+    }
+
+    #[test]
+    fn a_disconnect_loses_what_is_in_transit_and_tells_both_ends() {
+        let epoch = Instant::now();
+        let ms = Duration::from_millis;
+        let model = LinkModel::Fixed { latency: ms(10), bandwidth: Some(1000.0) };
+        let nodes = vec![pinger(vec![100, 100]), pinger(vec![]), pinger(vec![])];
+        let mut net = Network::new(epoch, nodes, Links::draw(3, model, 0));
+        net.with_node(NodeId(0), |_, _| ());
+        // The first arrives at 110 ms; the second would leave the link at 200 ms.
+        net.run_to(epoch + ms(150));
+        assert_eq!(net.elapsed(), ms(150));
+        net.disconnect(NodeId(0), NodeId(1));
+        net.run_until(Duration::from_secs(10), |_| false);
+        assert_eq!(net.nodes()[1].arrivals, vec![epoch + ms(110)]);
+        assert_eq!(net.nodes()[0].sent_reports, 1);
+        assert_eq!(net.nodes()[0].disconnected, vec![NodeId(1)]);
+        assert_eq!(net.nodes()[1].disconnected, vec![NodeId(0)]);
+        assert!(net.nodes()[2].disconnected.is_empty());
+    }
+
+    #[test]
+    fn a_reset_loses_the_messages_in_transit_and_tells_both_ends_of_each() {
+        let epoch = Instant::now();
+        let ms = Duration::from_millis;
+        let model = LinkModel::Fixed { latency: ms(10), bandwidth: Some(1000.0) };
+        let mut net = Network::new(
+            epoch,
+            vec![pinger(vec![100, 60]), pinger(vec![])],
+            Links::draw(2, model, 0),
+        );
+        net.with_node(NodeId(0), |_, _| ());
+        // 60 bytes arrive at 70 ms; 100 bytes would at 170 ms.
+        net.run_to(epoch + ms(100));
+        net.reset_streams(NodeId(1), NodeId(0));
+        assert_eq!(net.nodes()[0].resets, vec![(NodeId(1), 100, true)]);
+        assert_eq!(net.nodes()[1].resets, vec![(NodeId(0), 100, false)]);
+        // Still connected, and the link is free at once.
+        net.with_node(NodeId(0), |n, _| n.to_send.push(7));
+        net.run_until(Duration::from_secs(10), |_| false);
+        assert_eq!(net.nodes()[1].arrivals, vec![epoch + ms(70), epoch + ms(117)]);
     }
 
     #[test]
@@ -513,5 +569,8 @@ mod tests {
         net.with_node(NodeId(0), |n, now| n.wake = Some(now + Duration::from_millis(42)));
         assert!(net.run_until(Duration::from_secs(1), |net| net.nodes()[0].wake.is_none()));
         assert_eq!(net.elapsed(), Duration::from_millis(42));
+        // Time passes with nothing to do.
+        net.run_to(epoch + Duration::from_millis(100));
+        assert_eq!(net.elapsed(), Duration::from_millis(100));
     }
 }

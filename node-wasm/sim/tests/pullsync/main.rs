@@ -84,6 +84,17 @@ fn bin0_pair(config: Config) -> Pair {
     Pair::build(&config, client, MemoryReserve::new(SERVER_OVERLAY, 7), &[])
 }
 
+/// [`bin0_pair`] with `n` chunks of `size` bytes in bin 0 of [`SERVER`], synced: connected and
+/// run until idle.
+fn bin0_synced(config: Config, n: usize, size: usize) -> (Pair, Vec<swarm::Chunk>) {
+    let chunks = chunks_in_bin(&mut rng(), 0, n, size);
+    let mut pair = bin0_pair(config);
+    pair.add_to_reserve(&chunks);
+    pair.connect();
+    pair.drive();
+    (pair, chunks)
+}
+
 /// The bin-0 puller's chunk store, empty.
 fn far_store() -> MemoryReserve {
     MemoryReserve::new(far(), 1)

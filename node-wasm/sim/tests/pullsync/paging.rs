@@ -4,12 +4,7 @@ use super::*;
 use syncscope_proto::pullsync::{DeliveryMode, IntervalStore, MAX_MESSAGE_SIZE};
 
 fn sync_frames(mode: DeliveryMode, n: usize) -> (Pair, Vec<usize>) {
-    let mut rng = rng();
-    let chunks = chunks_in_bin(&mut rng, 0, n, 4096);
-    let mut pair = bin0_pair(Config::default().with_delivery(mode));
-    pair.add_to_reserve(&chunks);
-    pair.connect();
-    pair.drive();
+    let (pair, chunks) = bin0_synced(Config::default().with_delivery(mode), n, 4096);
     assert_eq!(pair.delivered_addresses(), addresses(&chunks));
     // Full-chunk deliveries are about 4.3 kB, batches over 20 kB; the offer is about 12.5 kB.
     let is_delivery = |len: &usize| match mode {
@@ -87,12 +82,7 @@ fn offered_chunks_already_stored_are_not_wanted() {
 
 #[test]
 fn epoch_change_resets_the_intervals() {
-    let mut rng = rng();
-    let chunks = chunks_in_bin(&mut rng, 0, 30, 64);
-    let mut pair = bin0_pair(Config::default());
-    pair.add_to_reserve(&chunks);
-    pair.connect();
-    pair.drive();
+    let (pair, _) = bin0_synced(Config::default(), 30, 64);
     let mut intervals = pair.client().intervals().clone();
     intervals.reset_peer(&SERVER_OVERLAY, 6).unwrap();
     intervals.add(&SERVER_OVERLAY, 0, 1, 30).unwrap();

@@ -5,13 +5,8 @@ use syncscope_proto::pullsync::RateLimit;
 
 #[test]
 fn rate_limit_holds_a_peer_to_250_chunks_per_second() {
-    let mut rng = rng();
-    let chunks = chunks_in_bin(&mut rng, 0, 2000, 32);
     let config = Config::default().with_rate_limit(Some(RateLimit::BEE));
-    let mut pair = bin0_pair(config);
-    pair.add_to_reserve(&chunks);
-    pair.connect();
-    pair.drive();
+    let (pair, _) = bin0_synced(config, 2000, 32);
     let delivered = pair.delivered();
     assert_eq!(delivered.len(), 2000);
     // The first two pages use the burst; every later page waits for 250 tokens (1 s).
@@ -36,12 +31,7 @@ fn rate_limit_holds_a_peer_to_250_chunks_per_second() {
 
 #[test]
 fn without_rate_limit_pages_follow_each_other_at_link_speed() {
-    let mut rng = rng();
-    let chunks = chunks_in_bin(&mut rng, 0, 2000, 32);
-    let mut pair = bin0_pair(Config::default());
-    pair.add_to_reserve(&chunks);
-    pair.connect();
-    pair.drive();
+    let (pair, _) = bin0_synced(Config::default(), 2000, 32);
     let span = pair.delivered()[1999].0 - pair.delivered()[0].0;
     // Seven more pages, each one round trip for Get/Offer and one for Want/Delivery.
     assert_eq!(span, LATENCY * 4 * 7);

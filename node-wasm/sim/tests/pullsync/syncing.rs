@@ -4,12 +4,7 @@ use super::*;
 
 #[test]
 fn historical_sync_of_a_bin_fetches_every_chunk_once_in_order() {
-    let mut rng = rng();
-    let chunks = chunks_in_bin(&mut rng, 0, 600, 4096);
-    let mut pair = bin0_pair(Config::default());
-    pair.add_to_reserve(&chunks);
-    pair.connect();
-    pair.drive();
+    let (pair, chunks) = bin0_synced(Config::default(), 600, 4096);
     assert_eq!(pair.client().syncing_bins(&SERVER), vec![0]);
     assert_eq!(pair.delivered_addresses(), addresses(&chunks));
     assert!(pair.misbehaved().is_empty());
