@@ -68,6 +68,14 @@ impl<M> Downlink<M> {
         crossed
     }
 
+    /// Takes `from`'s messages off the downlink, crossed or not, in order: they are lost.
+    pub(super) fn take_from(&mut self, now: Instant, from: NodeId) -> Vec<M> {
+        self.advance(now);
+        self.flows
+            .remove(&from)
+            .map_or_else(Vec::new, |flow| flow.into_iter().map(|(_, m)| m).collect())
+    }
+
     /// The senders whose messages are crossing.
     pub(super) fn senders(&self) -> impl Iterator<Item = NodeId> + '_ {
         self.flows.keys().copied()
@@ -119,6 +127,18 @@ mod tests {
         // 30 bytes left of the big one, alone again.
         assert_eq!(d.next_crossing(), Some(t0 + 120 * MS));
         assert_eq!(d.pop_crossed(t0 + 120 * MS), vec![(NodeId(1), "big")]);
+    }
+
+    #[test]
+    fn messages_taken_off_free_their_share() {
+        let t0 = Instant::now();
+        let mut d = Downlink::new(1000.0, t0);
+        d.push(t0, NodeId(1), 100, "a");
+        d.push(t0, NodeId(2), 100, "b");
+        // 25 bytes of each crossed by 50 ms; then "b" has the whole bandwidth for its 75.
+        assert_eq!(d.take_from(t0 + 50 * MS, NodeId(1)), vec!["a"]);
+        assert_eq!(d.next_crossing(), Some(t0 + 125 * MS));
+        assert_eq!(d.senders().collect::<Vec<_>>(), vec![NodeId(2)]);
     }
 
     #[test]

@@ -16,6 +16,11 @@
 //!   downlink), the receiver is told so ([`SimNode::handle_progress`]) when its timer fires, as
 //!   a real node's glue reports reads that leave a frame incomplete.
 //!
+//! Failures are injected between two nodes at the current instant: [`Network::disconnect`] loses
+//! everything in transit between them and tells both ends; [`Network::reset_streams`] loses it
+//! with the streams it travelled on, and tells both ends which ([`Wire::reset`]). A pull-sync
+//! node's store can also lose its chunk data ([`pullsync::Reserve::lose_data`]).
+//!
 //! Latency and bandwidth are drawn once per directed pair from a seeded ChaCha RNG ([`Links`]).
 //! Events at the same instant run in the order they were scheduled, so a seed gives bit-identical
 //! runs. Nothing sleeps: the clock jumps from event to event.
@@ -29,6 +34,6 @@ mod peer;
 pub mod pullsync;
 
 pub use link::{LinkModel, LinkParams, Links, SlowPairs};
-pub use network::{NetStats, Network, Outgoing, SimNode};
+pub use network::{Carried, NetStats, Network, Outgoing, SimNode};
 pub use node_id::NodeId;
 pub use peer::{App, Peer, Wire};

@@ -74,6 +74,12 @@ impl Links {
     pub fn get(&self, from: usize, to: usize) -> LinkParams {
         self.params[from * self.n + to]
     }
+
+    /// Replaces the drawn parameters of the directed link `from -> to`, for a scenario that
+    /// needs one link unlike the others.
+    pub fn set(&mut self, from: usize, to: usize, params: LinkParams) {
+        self.params[from * self.n + to] = params;
+    }
 }
 
 fn draw_one(model: LinkModel, rng: &mut ChaCha8Rng) -> LinkParams {

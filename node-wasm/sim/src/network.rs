@@ -33,8 +33,25 @@ pub trait SimNode {
     /// node's glue reports it as it reads; the network reports it just before the node's timer
     /// fires, the moment a core acts on it.
     fn handle_progress(&mut self, _now: Instant, _from: NodeId) {}
+    /// The connection to `peer` closed ([`Network::disconnect`]): what was in transit between
+    /// the two is lost.
+    fn handle_disconnected(&mut self, _now: Instant, _peer: NodeId) {}
+    /// `msg`, in transit between this node and `peer`, was lost with the stream it travelled on
+    /// ([`Network::reset_streams`]); `sent` says whether this node sent it. Called on both ends.
+    fn handle_reset(&mut self, _now: Instant, _peer: NodeId, _msg: &Self::Message, _sent: bool) {}
     fn poll_transmit(&mut self, now: Instant) -> Option<Outgoing<Self::Message>>;
     fn poll_timeout(&self) -> Option<Instant>;
+}
+
+/// One message the network carried, as [`Network::record_messages`] logs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Carried {
+    /// When the sender handed it to the network.
+    pub at: Instant,
+    pub from: NodeId,
+    pub to: NodeId,
+    /// Size on the wire in bytes.
+    pub size: usize,
 }
 
 /// Network-wide traffic counters.
@@ -89,6 +106,8 @@ pub struct Network<N: SimNode> {
     /// (sender, first byte arrives, last byte arrives).
     arriving: Vec<Vec<(NodeId, Instant, Instant)>>,
     stats: NetStats,
+    /// Every message sent, once [`Network::record_messages`] turned the log on.
+    carried: Option<Vec<Carried>>,
 }
 
 impl<N: SimNode> Network<N> {
@@ -110,7 +129,19 @@ impl<N: SimNode> Network<N> {
             crossings: vec![None; n],
             arriving: vec![Vec::new(); n],
             stats: NetStats::default(),
+            carried: None,
         }
+    }
+
+    /// Logs every message sent from now on ([`Network::carried`]), for tests and scenarios that
+    /// look at single messages rather than [`NetStats`].
+    pub fn record_messages(&mut self) {
+        self.carried.get_or_insert_with(Vec::new);
+    }
+
+    /// The messages sent since [`Network::record_messages`], in the order they were sent.
+    pub fn carried(&self) -> &[Carried] {
+        self.carried.as_deref().unwrap_or_default()
     }
 
     /// Gives `node` a downlink of `bandwidth` bytes per second that every message to it crosses
@@ -165,6 +196,9 @@ impl<N: SimNode> Network<N> {
             self.busy_until[slot] = departed;
             self.stats.messages += 1;
             self.stats.bytes += out.size as u64;
+            if let Some(log) = &mut self.carried {
+                log.push(Carried { at: now, from: id, to: out.to, size: out.size });
+            }
             if out.report_sent {
                 self.push(departed, Ev::Sent { from: id, to: out.to });
             }
@@ -264,6 +298,83 @@ impl<N: SimNode> Network<N> {
         true
     }
 
+    /// Processes every event due by `at`, then moves the clock on to `at`: time passes with
+    /// nothing else happening, as between the phases of a scenario.
+    pub fn run_to(&mut self, at: Instant) {
+        while self.queue.peek().is_some_and(|Reverse((t, _))| *t <= at) {
+            self.step();
+        }
+        self.now = self.now.max(at);
+    }
+
+    /// Disconnects `a` and `b`: every message in transit between them, either way, is lost
+    /// (still on its link, crossing a downlink, or not yet reported sent), then each is told
+    /// with [`SimNode::handle_disconnected`], `a` first. Nothing stops them from sending to
+    /// each other again afterwards: that is their cores' business, as reconnecting is.
+    pub fn disconnect(&mut self, a: NodeId, b: NodeId) {
+        let now = self.now;
+        self.take_in_transit(a, b);
+        self.nodes[a.index()].handle_disconnected(now, b);
+        self.drain(a);
+        self.nodes[b.index()].handle_disconnected(now, a);
+        self.drain(b);
+    }
+
+    /// Resets the streams in transit between `a` and `b`: every message in transit between
+    /// them, either way, is lost with its stream, and both ends are told, message by message in
+    /// arrival order, with [`SimNode::handle_reset`] (the receiver first). The two stay
+    /// connected; messages sent afterwards arrive as usual.
+    pub fn reset_streams(&mut self, a: NodeId, b: NodeId) {
+        let now = self.now;
+        for (from, to, msg) in self.take_in_transit(a, b) {
+            self.nodes[to.index()].handle_reset(now, from, &msg, false);
+            self.nodes[from.index()].handle_reset(now, to, &msg, true);
+        }
+        self.drain(a);
+        self.drain(b);
+    }
+
+    /// Takes every message between `a` and `b`, either way, out of the network, with the reports
+    /// that they were sent; returns them as they would have arrived: those crossing a downlink
+    /// first, then by arrival time. Their links are free from now on.
+    fn take_in_transit(&mut self, a: NodeId, b: NodeId) -> Vec<(NodeId, NodeId, N::Message)> {
+        let now = self.now;
+        let n = self.nodes.len();
+        let between = |from: NodeId, to: NodeId| (from, to) == (a, b) || (from, to) == (b, a);
+        let mut lost = Vec::new();
+        for (from, to) in [(a, b), (b, a)] {
+            let slot = from.index() * n + to.index();
+            self.busy_until[slot] = self.busy_until[slot].min(now);
+            self.arriving[to.index()].retain(|(sender, ..)| *sender != from);
+            if let Some(d) = self.downlinks[to.index()].as_mut() {
+                lost.extend(d.take_from(now, from).into_iter().map(|msg| (from, to, msg)));
+            }
+            self.schedule_crossing(to);
+        }
+        let mut queued: Vec<(Instant, u64)> = self
+            .queue
+            .iter()
+            .map(|Reverse(key)| *key)
+            .filter(|(_, seq)| match self.events.get(seq) {
+                Some(Ev::Deliver { from, to, .. } | Ev::Arrive { from, to, .. }) => {
+                    between(*from, *to)
+                }
+                Some(Ev::Sent { from, to }) => between(*from, *to),
+                Some(Ev::Crossed { .. } | Ev::Timer { .. }) | None => false,
+            })
+            .collect();
+        queued.sort_unstable();
+        for (_, seq) in queued {
+            // A report that a message was sent is dropped with nothing to return.
+            if let Some(Ev::Deliver { from, to, msg } | Ev::Arrive { from, to, msg, .. }) =
+                self.events.remove(&seq)
+            {
+                lost.push((from, to, msg));
+            }
+        }
+        lost
+    }
+
     /// Steps until `done` holds, the queue is empty, or virtual time passes `limit`.
     /// Returns whether `done` held.
     pub fn run_until(&mut self, limit: Duration, mut done: impl FnMut(&Self) -> bool) -> bool {
@@ -292,6 +403,9 @@ mod tests {
         /// Wakes after `wake`, last first.
         later: Vec<Instant>,
         progress: Vec<(Instant, NodeId)>,
+        disconnected: Vec<NodeId>,
+        /// (peer, the lost message, whether this node sent it).
+        resets: Vec<(NodeId, usize, bool)>,
     }
 
     impl SimNode for Pinger {
@@ -307,6 +421,12 @@ mod tests {
         }
         fn handle_progress(&mut self, now: Instant, from: NodeId) {
             self.progress.push((now, from));
+        }
+        fn handle_disconnected(&mut self, _now: Instant, peer: NodeId) {
+            self.disconnected.push(peer);
+        }
+        fn handle_reset(&mut self, _now: Instant, peer: NodeId, msg: &usize, sent: bool) {
+            self.resets.push((peer, *msg, sent));
         }
         fn poll_transmit(&mut self, _now: Instant) -> Option<Outgoing<usize>> {
             let size = self.to_send.pop()?;
@@ -325,6 +445,8 @@ mod tests {
             wake: None,
             later: Vec::new(),
             progress: Vec::new(),
+            disconnected: Vec::new(),
+            resets: Vec::new(),
         }
     }
 
@@ -335,6 +457,7 @@ mod tests {
             LinkModel::Fixed { latency: Duration::from_millis(10), bandwidth: Some(1000.0) };
         let links = Links::draw(2, model, 0);
         let mut net = Network::new(epoch, vec![pinger(vec![100, 100]), pinger(vec![])], links);
+        net.record_messages();
         net.with_node(NodeId(0), |_, _| ());
         net.run_until(Duration::from_secs(10), |_| false);
         let arrivals: Vec<Duration> = net.nodes()[1].arrivals.iter().map(|t| *t - epoch).collect();
@@ -342,6 +465,50 @@ mod tests {
         assert_eq!(arrivals, vec![Duration::from_millis(110), Duration::from_millis(210)]);
         assert_eq!(net.nodes()[0].sent_reports, 2);
         assert_eq!(net.stats().bytes, 200);
+        let sent = Carried { at: epoch, from: NodeId(0), to: NodeId(1), size: 100 };
+        assert_eq!(net.carried(), [sent, sent]);
+    }
+
+    #[test]
+    fn a_disconnect_loses_what_is_in_transit_and_tells_both_ends() {
+        let epoch = Instant::now();
+        let ms = Duration::from_millis;
+        let model = LinkModel::Fixed { latency: ms(10), bandwidth: Some(1000.0) };
+        let nodes = vec![pinger(vec![100, 100]), pinger(vec![]), pinger(vec![])];
+        let mut net = Network::new(epoch, nodes, Links::draw(3, model, 0));
+        net.with_node(NodeId(0), |_, _| ());
+        // The first arrives at 110 ms; the second would leave the link at 200 ms.
+        net.run_to(epoch + ms(150));
+        assert_eq!(net.elapsed(), ms(150));
+        net.disconnect(NodeId(0), NodeId(1));
+        net.run_until(Duration::from_secs(10), |_| false);
+        assert_eq!(net.nodes()[1].arrivals, vec![epoch + ms(110)]);
+        assert_eq!(net.nodes()[0].sent_reports, 1);
+        assert_eq!(net.nodes()[0].disconnected, vec![NodeId(1)]);
+        assert_eq!(net.nodes()[1].disconnected, vec![NodeId(0)]);
+        assert!(net.nodes()[2].disconnected.is_empty());
+    }
+
+    #[test]
+    fn a_reset_loses_the_messages_in_transit_and_tells_both_ends_of_each() {
+        let epoch = Instant::now();
+        let ms = Duration::from_millis;
+        let model = LinkModel::Fixed { latency: ms(10), bandwidth: Some(1000.0) };
+        let mut net = Network::new(
+            epoch,
+            vec![pinger(vec![100, 60]), pinger(vec![])],
+            Links::draw(2, model, 0),
+        );
+        net.with_node(NodeId(0), |_, _| ());
+        // 60 bytes arrive at 70 ms; 100 bytes would at 170 ms.
+        net.run_to(epoch + ms(100));
+        net.reset_streams(NodeId(1), NodeId(0));
+        assert_eq!(net.nodes()[0].resets, vec![(NodeId(1), 100, true)]);
+        assert_eq!(net.nodes()[1].resets, vec![(NodeId(0), 100, false)]);
+        // Still connected, and the link is free at once.
+        net.with_node(NodeId(0), |n, _| n.to_send.push(7));
+        net.run_until(Duration::from_secs(10), |_| false);
+        assert_eq!(net.nodes()[1].arrivals, vec![epoch + ms(70), epoch + ms(117)]);
     }
 
     #[test]
@@ -402,5 +569,8 @@ mod tests {
         net.with_node(NodeId(0), |n, now| n.wake = Some(now + Duration::from_millis(42)));
         assert!(net.run_until(Duration::from_secs(1), |net| net.nodes()[0].wake.is_none()));
         assert_eq!(net.elapsed(), Duration::from_millis(42));
+        // Time passes with nothing to do.
+        net.run_to(epoch + Duration::from_millis(100));
+        assert_eq!(net.elapsed(), Duration::from_millis(100));
     }
 }

@@ -24,6 +24,13 @@ pub trait Wire: Core<Peer = NodeId> {
 
     /// Bytes of a message from `from` are arriving; it is not complete yet.
     fn handle_progress(&mut self, _now: Instant, _from: NodeId) {}
+
+    /// The input that tells one end that the stream `msg` travelled on was reset while `msg` was
+    /// in transit ([`Network::reset_streams`](crate::Network::reset_streams)); `sent` if that end
+    /// sent it. `None`, the default: the wire has no streams, and the message is just lost.
+    fn reset(_msg: &Self::Message, _sent: bool) -> Option<Self::Input> {
+        None
+    }
 }
 
 /// What a simulated node does with its core's events, standing in for the node's store tasks.
@@ -79,6 +86,18 @@ impl<C: Wire, A: App<C>> SimNode for Peer<C, A> {
 
     fn handle_progress(&mut self, now: Instant, from: NodeId) {
         self.core.handle_progress(now, from);
+    }
+
+    fn handle_disconnected(&mut self, now: Instant, peer: NodeId) {
+        self.core.peer_disconnected(now, peer);
+        self.pump(now);
+    }
+
+    fn handle_reset(&mut self, now: Instant, peer: NodeId, msg: &C::Message, sent: bool) {
+        if let Some(input) = C::reset(msg, sent) {
+            self.core.handle_input(now, peer, input);
+            self.pump(now);
+        }
     }
 
     /// Events first, so that what they lead to (a store's answer, the next step of a plan) goes

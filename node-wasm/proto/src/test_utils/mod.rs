@@ -19,3 +19,28 @@ pub mod hex {
             .collect()
     }
 }
+
+/// Random chunks, each with its own stamp, that fall into `bin` of `overlay`: what a pull-sync
+/// server holding them offers in that bin.
+pub fn chunks_in_bin(
+    rng: &mut impl rand::RngCore,
+    overlay: crate::swarm::Address,
+    bin: u8,
+    n: usize,
+    size: usize,
+) -> Vec<crate::swarm::Chunk> {
+    use crate::swarm::{Chunk, Stamp, STAMP_SIZE};
+    let mut out = Vec::with_capacity(n);
+    let mut payload = vec![0u8; size];
+    while out.len() < n {
+        rng.fill_bytes(&mut payload);
+        let mut stamp = vec![0u8; STAMP_SIZE];
+        rng.fill_bytes(&mut stamp);
+        let stamp = Stamp::new(bytes::Bytes::from(stamp)).expect("a stamp of the right size");
+        let chunk = Chunk::new(&payload, stamp).expect("a payload of at most 4096 bytes");
+        if overlay.proximity(&chunk.address()) == bin {
+            out.push(chunk);
+        }
+    }
+    out
+}

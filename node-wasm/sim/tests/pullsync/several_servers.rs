@@ -2,42 +2,48 @@
 
 use super::*;
 
-/// A bin-0 puller and the first server plus servers `more`, all on links of the same latency.
-fn bin0_room(more: &[u8]) -> Pair {
-    let mut pair = bin0_pair(Config::default());
-    for &peer in more {
-        pair.add_server(peer, Config::default(), pair.latency);
-    }
-    pair
+/// The second server; its overlay ends in 3.
+const SECOND: NodeId = NodeId(2);
+/// The third server; its overlay ends in 4.
+const THIRD: NodeId = NodeId(3);
+
+/// A bin-0 puller, [`SERVER`] and a server per `more` (the last byte of its overlay and the
+/// latency of its link).
+fn bin0_room(more: &[(u8, Duration)]) -> Pair {
+    let client = bin0_client(Config::default(), MemoryIntervalStore::default(), far_store());
+    let more: Vec<_> =
+        more.iter().map(|&(last, latency)| (server_overlay(last), latency)).collect();
+    let reserve = MemoryReserve::new(SERVER_OVERLAY, 7);
+    Pair::build(&Config::default(), client, reserve, &more)
 }
 
-/// [`bin0_room`] with SERVER and peer 3 both holding `chunks`, connected.
+/// [`bin0_room`] with SERVER and [`SECOND`] both holding `chunks`, connected.
 fn two_servers_holding(chunks: &[swarm::Chunk]) -> Pair {
-    let mut pair = bin0_room(&[3]);
+    let mut pair = bin0_room(&[(3, LATENCY)]);
     pair.add_to_reserve_of(SERVER, chunks);
-    pair.add_to_reserve_of(3, chunks);
+    pair.add_to_reserve_of(SECOND, chunks);
     pair.connect_to(SERVER);
-    pair.connect_to(3);
+    pair.connect_to(SECOND);
     pair
 }
 
 fn assert_each_delivered_once(pair: &Pair, chunks: &[swarm::Chunk]) {
     let mut got = pair.delivered_addresses();
     got.sort();
-    let mut expected: Vec<Address> = chunks.iter().map(|c| c.address()).collect();
+    let mut expected = addresses(chunks);
     expected.sort();
     assert_eq!(got, expected, "every chunk delivered exactly once");
-    assert_eq!(pair.store.len(), chunks.len());
-    assert!(pair.pull_errors.is_empty() && pair.serve_errors.is_empty());
+    assert_eq!(pair.client().reserve().len(), chunks.len());
+    assert!(pair.misbehaved().is_empty());
 }
 
-fn bin0_ranges(pair: &Pair, peer: u8) -> Option<Vec<(u64, u64)>> {
-    let overlay = pair.servers[pair.route(peer)].overlay;
-    pair.puller.store().intervals(&overlay, 0).map(|i| i.ranges().to_vec())
+fn bin0_ranges(pair: &Pair, server: NodeId) -> Option<Vec<(u64, u64)>> {
+    let overlay = pair.overlay(server);
+    pair.client().intervals().intervals(&overlay, 0).map(|i| i.ranges().to_vec())
 }
 
 fn chunks_sent(pair: &Pair) -> u64 {
-    pair.servers.iter().map(|s| s.server.stats().chunks_sent).sum()
+    pair.servers().map(|s| pair.node(s).server_stats().chunks_sent).sum()
 }
 
 #[test]
@@ -46,7 +52,7 @@ fn two_servers_offering_the_same_chunks_deliver_each_chunk_once() {
     let mut pair = two_servers_holding(&chunks);
     pair.drive();
     assert_each_delivered_once(&pair, &chunks);
-    let stats = pair.puller.stats();
+    let stats = pair.client().puller_stats();
     // Both offer every page at the same time: one page is wanted, the other skipped entirely.
     assert_eq!(
         (stats.chunks_offered, stats.chunks_wanted, stats.chunks_skipped_in_flight),
@@ -55,7 +61,7 @@ fn two_servers_offering_the_same_chunks_deliver_each_chunk_once() {
     assert_eq!((stats.chunks_delivered, chunks_sent(&pair), stats.pages_refetched), (600, 600, 0));
     // Each peer's intervals are complete, though one of them delivered every chunk.
     assert_eq!(bin0_ranges(&pair, SERVER), Some(vec![(1, 600)]));
-    assert_eq!(bin0_ranges(&pair, 3), Some(vec![(1, 600)]));
+    assert_eq!(bin0_ranges(&pair, SECOND), Some(vec![(1, 600)]));
 }
 
 #[test]
@@ -65,22 +71,21 @@ fn three_servers_holding_the_chunks_in_different_orders_deliver_each_chunk_once(
     let mut shuffled = chunks.clone();
     rand::seq::SliceRandom::shuffle(&mut shuffled[..], &mut rng);
     let reversed: Vec<swarm::Chunk> = chunks.iter().rev().cloned().collect();
-    let mut pair = bin0_room(&[3, 4]);
-    pair.served(4).latency = Duration::from_millis(7);
+    let mut pair = bin0_room(&[(3, LATENCY), (4, Duration::from_millis(7))]);
     pair.add_to_reserve_of(SERVER, &chunks);
-    pair.add_to_reserve_of(3, &reversed);
-    pair.add_to_reserve_of(4, &shuffled);
-    for peer in [SERVER, 3, 4] {
-        pair.connect_to(peer);
+    pair.add_to_reserve_of(SECOND, &reversed);
+    pair.add_to_reserve_of(THIRD, &shuffled);
+    for server in [SERVER, SECOND, THIRD] {
+        pair.connect_to(server);
     }
     pair.drive();
     // Pages now mix chunks stored, wanted here and skipped for another page.
     assert_each_delivered_once(&pair, &chunks);
-    let stats = pair.puller.stats();
+    let stats = pair.client().puller_stats();
     assert_eq!((stats.chunks_wanted, stats.chunks_delivered, chunks_sent(&pair)), (700, 700, 700));
     assert!(stats.chunks_skipped_in_flight > 0);
-    for peer in [SERVER, 3, 4] {
-        assert_eq!(bin0_ranges(&pair, peer), Some(vec![(1, 700)]), "intervals of {peer}");
+    for server in [SERVER, SECOND, THIRD] {
+        assert_eq!(bin0_ranges(&pair, server), Some(vec![(1, 700)]), "intervals of {server:?}");
     }
 }
 
@@ -89,19 +94,21 @@ fn a_chunk_skipped_for_a_peer_that_then_fails_is_fetched_from_the_other() {
     for failure in [Failure::Disconnect, Failure::ResetStreams, Failure::DataLost] {
         let chunks = chunks_in_bin(&mut rng(), 0, 300, 256);
         let mut pair = two_servers_holding(&chunks);
-        // SERVER's first page is wanted; peer 3's, offered just after, skips all of it and is
+        // SERVER's first page is wanted; SECOND's, offered just after, skips all of it and is
         // held. Then SERVER fails before delivering anything.
-        pair.drive_to(|p| p.puller.stats().chunks_skipped_in_flight == 250);
-        assert!(pair.delivered.is_empty());
-        assert_eq!(bin0_ranges(&pair, 3), None, "the held page is not recorded");
+        pair.drive_to(|p| p.client().puller_stats().chunks_skipped_in_flight == 250);
+        assert!(pair.delivered().is_empty());
+        assert_eq!(bin0_ranges(&pair, SECOND), None, "the held page is not recorded");
         pair.fail_link(SERVER, failure);
         pair.drive();
         assert_each_delivered_once(&pair, &chunks);
-        assert!(pair.delivered_by.iter().all(|&p| p == 3), "{failure:?}");
-        let stats = pair.puller.stats();
+        assert!(pair.delivered().iter().all(|d| d.2 == SECOND), "{failure:?}");
+        let stats = pair.client().puller_stats();
         assert!(stats.pages_refetched >= 1, "{failure:?}");
+        // Each failure is seen when it happens, not when a stream times out.
+        assert_eq!(stats.timeouts, 0, "{failure:?}");
         assert_eq!(stats.chunks_delivered, 300);
-        assert_eq!(bin0_ranges(&pair, 3), Some(vec![(1, 300)]), "{failure:?}");
+        assert_eq!(bin0_ranges(&pair, SECOND), Some(vec![(1, 300)]), "{failure:?}");
         // A peer that stays connected ends complete too; one that left recorded nothing.
         let first = match failure {
             Failure::Disconnect => None,
@@ -114,34 +121,33 @@ fn a_chunk_skipped_for_a_peer_that_then_fails_is_fetched_from_the_other() {
 #[test]
 fn live_pages_of_two_servers_deliver_each_new_chunk_once() {
     let chunks = chunks_in_bin(&mut rng(), 0, 12, 256);
-    let mut pair = bin0_room(&[3]);
+    let mut pair = bin0_room(&[(3, LATENCY)]);
     pair.connect_to(SERVER);
-    pair.connect_to(3);
+    pair.connect_to(SECOND);
     pair.drive();
-    pair.now += Duration::from_secs(5);
+    pair.drive_until(pair.now() + Duration::from_secs(5));
     pair.add_to_reserve_of(SERVER, &chunks);
-    pair.add_to_reserve_of(3, &chunks);
+    pair.add_to_reserve_of(SECOND, &chunks);
     pair.drive();
     assert_each_delivered_once(&pair, &chunks);
-    assert_eq!(pair.puller.stats().chunks_skipped_in_flight, 12);
-    assert_eq!(pair.synced, vec![(0, 1, 12, true), (0, 1, 12, true)]);
+    assert_eq!(pair.client().puller_stats().chunks_skipped_in_flight, 12);
+    assert_eq!(pair.synced(), [(0, 1, 12, true), (0, 1, 12, true)]);
 }
 
 #[test]
 fn a_held_page_of_a_bin_that_stops_is_dropped_and_synced_again_when_it_restarts() {
     let chunks = chunks_in_bin(&mut rng(), 0, 300, 256);
     let mut pair = two_servers_holding(&chunks);
-    pair.drive_to(|p| p.puller.stats().chunks_skipped_in_flight == 250);
+    pair.drive_to(|p| p.client().puller_stats().chunks_skipped_in_flight == 250);
     // Radius 5 is more than MAX_PO_DELTA above both peers: bin 0 stops everywhere.
-    pair.puller.set_storage_radius(pair.now, 5);
-    assert!(
-        pair.puller.syncing_bins(&SERVER).is_empty() && pair.puller.syncing_bins(&3).is_empty()
-    );
+    pair.set_storage_radius(5);
+    let client = pair.client();
+    assert!(client.syncing_bins(&SERVER).is_empty() && client.syncing_bins(&SECOND).is_empty());
     pair.drive();
-    assert!(pair.delivered.is_empty());
-    pair.puller.set_storage_radius(pair.now, 1);
+    assert!(pair.delivered().is_empty());
+    pair.set_storage_radius(1);
     pair.drive();
     assert_each_delivered_once(&pair, &chunks);
     assert_eq!(bin0_ranges(&pair, SERVER), Some(vec![(1, 300)]));
-    assert_eq!(bin0_ranges(&pair, 3), Some(vec![(1, 300)]));
+    assert_eq!(bin0_ranges(&pair, SECOND), Some(vec![(1, 300)]));
 }

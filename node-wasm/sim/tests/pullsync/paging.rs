@@ -1,0 +1,96 @@
+//! Pages: how their chunks are framed, and resuming from the recorded intervals.
+
+use super::*;
+use syncscope_proto::pullsync::{DeliveryMode, IntervalStore, MAX_MESSAGE_SIZE};
+
+fn sync_frames(mode: DeliveryMode, n: usize) -> (Pair, Vec<usize>) {
+    let (pair, chunks) = bin0_synced(Config::default().with_delivery(mode), n, 4096);
+    assert_eq!(pair.delivered_addresses(), addresses(&chunks));
+    // Full-chunk deliveries are about 4.3 kB, batches over 20 kB; the offer is about 12.5 kB.
+    let is_delivery = |len: &usize| match mode {
+        DeliveryMode::Streamed => (4200..5000).contains(len),
+        DeliveryMode::Batched => *len > 20_000,
+    };
+    let frames = pair.server_frames().into_iter().filter(is_delivery).collect();
+    (pair, frames)
+}
+
+#[test]
+fn streamed_sends_one_delivery_per_message_batched_up_to_25() {
+    let (streamed, frames) = sync_frames(DeliveryMode::Streamed, 120);
+    assert_eq!(frames.len(), 120);
+    let (batched, frames) = sync_frames(DeliveryMode::Batched, 120);
+    assert_eq!(frames.len(), 5);
+    assert!(frames.iter().all(|len| *len <= MAX_MESSAGE_SIZE));
+    assert_eq!(
+        streamed.client().puller_stats().chunks_delivered,
+        batched.client().puller_stats().chunks_delivered
+    );
+}
+
+/// A bin-0 pair whose puller restarts with `intervals` and `store`, and whose server restarts
+/// with `reserve`.
+fn restarted(intervals: MemoryIntervalStore, store: MemoryReserve, reserve: MemoryReserve) -> Pair {
+    let client = bin0_client(Config::default(), intervals, store);
+    Pair::build(&Config::default(), client, reserve, &[])
+}
+
+#[test]
+fn restart_resumes_from_the_intervals_without_fetching_again() {
+    let mut rng = rng();
+    let chunks = chunks_in_bin(&mut rng, 0, 500, 128);
+    let mut pair = bin0_pair(Config::default());
+    pair.add_to_reserve(&chunks[..300]);
+    pair.connect();
+    pair.drive();
+    assert_eq!(pair.delivered().len(), 300);
+    let intervals = pair.client().intervals().clone();
+    let store = pair.client().reserve().clone();
+    let reserve = pair.server().reserve().clone();
+    let sent_before = pair.server().server_stats().chunks_sent;
+
+    // A new puller (restart) with the same intervals and chunk store; the server got 200 more.
+    let mut pair2 = restarted(intervals, store, reserve);
+    pair2.add_to_reserve(&chunks[300..]);
+    pair2.connect();
+    pair2.drive();
+    assert_eq!(pair2.delivered_addresses(), addresses(&chunks[300..]));
+    // Nothing below 301 was even offered again.
+    assert_eq!(pair2.client().puller_stats().chunks_offered, 200);
+    assert_eq!(pair2.server().server_stats().chunks_sent, 200);
+    assert_eq!(sent_before, 300);
+}
+
+#[test]
+fn offered_chunks_already_stored_are_not_wanted() {
+    let mut rng = rng();
+    let chunks = chunks_in_bin(&mut rng, 0, 40, 64);
+    let mut pair = bin0_pair(Config::default());
+    pair.with_node(CLIENT, |node, _| {
+        for c in &chunks[..25] {
+            node.reserve_mut().put(c.clone());
+        }
+    });
+    pair.add_to_reserve(&chunks);
+    pair.connect();
+    pair.drive();
+    assert_eq!(pair.client().puller_stats().chunks_offered, 40);
+    assert_eq!(pair.client().puller_stats().chunks_wanted, 15);
+    assert_eq!(pair.server().server_stats().chunks_sent, 15);
+    assert_eq!(pair.client().reserve().len(), 40);
+}
+
+#[test]
+fn epoch_change_resets_the_intervals() {
+    let (pair, _) = bin0_synced(Config::default(), 30, 64);
+    let mut intervals = pair.client().intervals().clone();
+    intervals.reset_peer(&SERVER_OVERLAY, 6).unwrap();
+    intervals.add(&SERVER_OVERLAY, 0, 1, 30).unwrap();
+    // The server's epoch is 7, not 6: everything is offered again (and not wanted: we have it).
+    let store = pair.client().reserve().clone();
+    let mut pair2 = restarted(intervals, store, pair.server().reserve().clone());
+    pair2.connect();
+    pair2.drive();
+    assert_eq!(pair2.client().puller_stats().chunks_offered, 30);
+    assert_eq!(pair2.client().puller_stats().chunks_wanted, 0);
+}
