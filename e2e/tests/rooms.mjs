@@ -31,6 +31,9 @@ export default {
       await other.page.getByTestId('member-count').filter({ hasText: '1 other peer' }).waitFor({ timeout: 15_000 });
       expect((await memberIds(page)).join(), 'first tab lists the second').toBe(b);
       expect((await memberIds(other.page)).join(), 'second tab lists the first').toBe(a);
+      // The kind comes from the agent the relay learns by identify, which may land after the
+      // member itself: wait for it, then check nothing else is listed.
+      await page.locator('[data-testid="member"][data-kind="browser"]').waitFor({ timeout: 10_000 });
       expect((await memberKinds(page)).join(), 'the other tab is listed as a browser').toBe('browser');
       await screenshot(page, 'room-two-tabs');
       if (other.errors.length) throw new Error(`errors in the second tab:\n  ${other.errors.join('\n  ')}`);
