@@ -11,6 +11,7 @@ export function expect(actual, what = 'value') {
     toBe(expected) { if (actual !== expected) fail(`expected ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}`); },
     toMatch(re) { if (!re.test(String(actual))) fail(`expected to match ${re}, got ${JSON.stringify(actual)}`); },
     toBeAtLeast(n) { if (!(actual >= n)) fail(`expected at least ${n}, got ${actual}`); },
+    toBeAtMost(n) { if (!(actual <= n)) fail(`expected at most ${n}, got ${actual}`); },
   };
 }
 

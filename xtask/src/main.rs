@@ -9,6 +9,7 @@
 
 mod bench;
 mod cmd;
+mod compress;
 mod demo;
 mod e2e;
 mod fuzz;

@@ -1,10 +1,10 @@
-//! Builds the browser UI into `dist/` with Trunk, then checks its `.wasm` imports nothing from
-//! `env`.
+//! Builds the browser UI into `dist/` with Trunk (the size-optimised `ui-release` profile, set in
+//! `public/index.html`), checks its `.wasm` imports nothing from `env`, and precompresses it.
 
 use anyhow::Result;
 
 use crate::cmd;
-use crate::{project_root, tidy, tools};
+use crate::{compress, project_root, tidy, tools};
 
 pub fn build() -> Result<()> {
     tools::wasm_target()?;
@@ -16,5 +16,10 @@ pub fn build() -> Result<()> {
             .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
     )?;
     cmd::run(cmd::command("trunk").args(["build", "--release", "--offline"]).env("PATH", path))?;
-    tidy::wasm::check_dir(&project_root().join("dist"))
+    let dist = project_root().join("dist");
+    tidy::wasm::check_dir(&dist)?;
+    for (file, raw, br) in compress::dist(&dist)? {
+        println!("dist/{file}: {raw} bytes, {br} with brotli");
+    }
+    Ok(())
 }
