@@ -11,22 +11,21 @@
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
-use std::time::Duration;
 
 use arbitrary::{Result, Unstructured};
 use bytes::Bytes;
 use cid::Cid;
 use syncscope_proto::bitswap::{
     raw_cid, Block, BlockPresence, ClientMode, Config, Event, Message, Node, Presence,
-    ProtocolVersion, SessionId, WantEntry, WantType,
+    ProtocolVersion, SessionId, Transmit, WantEntry, WantType,
 };
 use syncscope_proto::Core;
 use web_time::Instant;
 
+use crate::driver::{self, Glue};
+
 /// Blocks the operations name by index (modulo the pool size).
 pub const POOL: usize = 32;
-const MAX_OUTPUTS_PER_OP: usize = 200_000;
-const MAX_TIMER_ROUNDS: usize = 1_000;
 /// Most entries of one kind in a built message.
 const MAX_ENTRIES: u8 = 16;
 
@@ -320,69 +319,10 @@ impl Harness {
                 }
             }
             Op::AddBlock { index } => self.store(block(*index).clone()),
-            Op::Advance { millis } => {
-                self.now += Duration::from_millis(u64::from(*millis));
-                self.fire_due_timer();
-            }
-            Op::Timeout => {
-                if let Some(at) = self.node.poll_timeout() {
-                    self.now = self.now.max(at);
-                    self.fire_due_timer();
-                }
-            }
+            Op::Advance { millis } => driver::advance(self, *millis),
+            Op::Timeout => driver::to_deadline(self),
         }
-        self.drain();
-    }
-
-    fn fire_due_timer(&mut self) {
-        for _ in 0..MAX_TIMER_ROUNDS {
-            match self.node.poll_timeout() {
-                Some(at) if at <= self.now => {
-                    self.node.handle_timeout(self.now);
-                    self.drain();
-                }
-                _ => return,
-            }
-        }
-        panic!("the timer is still due after {MAX_TIMER_ROUNDS} rounds of handling it");
-    }
-
-    /// Drains the node in the contract's order and answers its events as the glue does.
-    pub fn drain(&mut self) {
-        let mut outputs = 0;
-        loop {
-            let mut progressed = false;
-            while let Some(t) = self.node.poll_transmit(self.now) {
-                outputs += 1;
-                progressed = true;
-                assert!(outputs < MAX_OUTPUTS_PER_OP, "the node queues without end");
-                if t.from_server {
-                    self.node.handle_sent(t.peer);
-                }
-                if let Some(recorded) = &mut self.transmits {
-                    recorded.push((t.peer, t.msg));
-                }
-            }
-            while let Some(event) = self.node.poll_event() {
-                outputs += 1;
-                progressed = true;
-                assert!(outputs < MAX_OUTPUTS_PER_OP, "the node reports without end");
-                match event {
-                    Event::Block { block, .. } => {
-                        self.received += 1;
-                        self.store(block);
-                    }
-                    Event::Load(cid) => {
-                        let data = self.stored.get(&cid).cloned();
-                        self.node.block_loaded(cid, data);
-                    }
-                    Event::Misbehaved { peer, .. } => self.node.peer_disconnected(self.now, peer),
-                }
-            }
-            if !progressed {
-                return;
-            }
-        }
+        driver::drain(self);
     }
 
     pub fn node_timeout(&self) -> Option<Instant> {
@@ -392,7 +332,42 @@ impl Harness {
     /// A message straight from another node's transmit (for recording).
     pub fn deliver(&mut self, peer: u8, msg: Message) {
         self.node.handle_input(self.now, peer, msg);
-        self.drain();
+        driver::drain(self);
+    }
+}
+
+impl Glue for Harness {
+    type Core = Node<u8>;
+
+    fn core(&mut self) -> &mut Node<u8> {
+        &mut self.node
+    }
+
+    fn clock(&mut self) -> &mut Instant {
+        &mut self.now
+    }
+
+    fn on_transmit(&mut self, t: Transmit<u8>) {
+        if t.from_server {
+            self.node.handle_sent(t.peer);
+        }
+        if let Some(recorded) = &mut self.transmits {
+            recorded.push((t.peer, t.msg));
+        }
+    }
+
+    fn on_event(&mut self, event: Event<u8>) {
+        match event {
+            Event::Block { block, .. } => {
+                self.received += 1;
+                self.store(block);
+            }
+            Event::Load(cid) => {
+                let data = self.stored.get(&cid).cloned();
+                self.node.block_loaded(cid, data);
+            }
+            Event::Misbehaved { peer, .. } => self.node.peer_disconnected(self.now, peer),
+        }
     }
 }
 

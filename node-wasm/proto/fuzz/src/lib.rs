@@ -9,11 +9,13 @@
 //! - [`pullsync_node`]: a pull-sync `Node` fed an arbitrary sequence of peers connecting and
 //!   leaving, stream events (raw bytes or real frames) and timeouts.
 //!
-//! [`seeds`] writes the committed seed corpus (`seeds/<target>/`) from real encoded messages and
+//! [`driver`] is what the node harnesses share: the drain loop, the clock and the timer, as a glue
+//! runs them. [`seeds`] writes the committed seed corpus (`seeds/<target>/`) from real encoded messages and
 //! recorded Bitswap and pull-sync exchanges.
 
 pub mod bitswap_message;
 pub mod bitswap_node;
+pub mod driver;
 pub mod framing;
 pub mod pullsync_node;
 pub mod seeds;

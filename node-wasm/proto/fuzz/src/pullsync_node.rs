@@ -12,7 +12,6 @@
 //! [`crate::seeds`] records a real exchange as a seed.
 
 use std::sync::OnceLock;
-use std::time::Duration;
 
 use arbitrary::{Result, Unstructured};
 use bytes::Bytes;
@@ -24,16 +23,14 @@ use syncscope_proto::swarm::{Address, Chunk, Stamp, STAMP_SIZE};
 use syncscope_proto::Core;
 use web_time::Instant;
 
+use crate::driver::{self, Glue};
+
 /// The overlay of the node under test.
 pub const OVERLAY: Address = Address([0x5a; 32]);
 /// Chunks the harness can put into the reserve ([`Op::Store`]); the node starts with the first
 /// [`INITIAL_CHUNKS`], the peer in the recorded seeds with the rest.
 pub const POOL: usize = 48;
 pub const INITIAL_CHUNKS: usize = 16;
-/// Bounds on what one operation may make the node queue: far above what any input should cause.
-const MAX_OUTPUTS_PER_OP: usize = 200_000;
-const MAX_TIMER_ROUNDS: usize = 1_000;
-
 pub type FuzzNode = Node<u8, MemoryIntervalStore, MemoryReserve>;
 
 /// One input to the node. Stream keys are `u16`s: bit 15 set names an inbound stream (the
@@ -217,6 +214,8 @@ pub struct Harness {
     pub transmits: Option<Vec<Transmit<u8>>>,
     /// Chunks the puller handed on.
     pub received: usize,
+    /// A chunk was stored since the server was last told.
+    stored: bool,
 }
 
 impl Harness {
@@ -226,7 +225,7 @@ impl Harness {
             reserve.put(chunk.clone());
         }
         let node = Node::new(config, overlay, MemoryIntervalStore::default(), reserve);
-        Harness { node, now: Instant::now(), transmits: None, received: 0 }
+        Harness { node, now: Instant::now(), transmits: None, received: 0, stored: false }
     }
 
     pub fn apply(&mut self, op: &Op) {
@@ -245,16 +244,8 @@ impl Harness {
             }
             Op::Finished { peer, key } => self.input(*peer, *key, StreamEvent::Finished),
             Op::Reset { peer, key } => self.input(*peer, *key, StreamEvent::Reset),
-            Op::Advance { millis } => {
-                self.now += Duration::from_millis(u64::from(*millis));
-                self.fire_due_timer();
-            }
-            Op::Timeout => {
-                if let Some(at) = self.node.poll_timeout() {
-                    self.now = self.now.max(at);
-                    self.fire_due_timer();
-                }
-            }
+            Op::Advance { millis } => driver::advance(self, *millis),
+            Op::Timeout => driver::to_deadline(self),
             Op::Store { index } => {
                 let chunk = &pool()[usize::from(*index) % POOL];
                 self.node.reserve_mut().put(chunk.clone());
@@ -265,7 +256,7 @@ impl Harness {
                 self.node.set_backlog(*bytes as usize);
             }
         }
-        self.drain();
+        driver::drain(self);
     }
 
     /// The node's timer.
@@ -276,65 +267,51 @@ impl Harness {
     fn input(&mut self, peer: u8, key: u16, event: StreamEvent) {
         self.node.handle_input(self.now, peer, (stream_key(key), event));
     }
+}
 
-    /// Fires the timer while it is due, as a glue does; it must stop being due.
-    fn fire_due_timer(&mut self) {
-        for _ in 0..MAX_TIMER_ROUNDS {
-            match self.node.poll_timeout() {
-                Some(at) if at <= self.now => {
-                    self.node.handle_timeout(self.now);
-                    self.drain();
-                }
-                _ => return,
-            }
-        }
-        panic!("the timer is still due after {MAX_TIMER_ROUNDS} rounds of handling it");
+impl Glue for Harness {
+    type Core = FuzzNode;
+
+    fn core(&mut self) -> &mut FuzzNode {
+        &mut self.node
     }
 
-    /// Drains the node in the contract's order and answers its events as the glue does.
-    pub fn drain(&mut self) {
-        let mut outputs = 0;
-        loop {
-            let mut progressed = false;
-            while let Some(transmit) = self.node.poll_transmit(self.now) {
-                if let Some(recorded) = &mut self.transmits {
-                    recorded.push(transmit);
-                }
-                outputs += 1;
-                progressed = true;
-                assert!(outputs < MAX_OUTPUTS_PER_OP, "the node queues without end");
+    fn clock(&mut self) -> &mut Instant {
+        &mut self.now
+    }
+
+    fn on_transmit(&mut self, transmit: Transmit<u8>) {
+        if let Some(recorded) = &mut self.transmits {
+            recorded.push(transmit);
+        }
+    }
+
+    fn on_event(&mut self, event: Event<u8>) {
+        match event {
+            Event::Chunk { chunk, .. } => {
+                self.received += 1;
+                self.node.reserve_mut().put(chunk);
+                self.stored = true;
             }
-            let mut stored = false;
-            while let Some(event) = self.node.poll_event() {
-                outputs += 1;
-                progressed = true;
-                assert!(outputs < MAX_OUTPUTS_PER_OP, "the node reports without end");
-                match event {
-                    Event::Chunk { chunk, .. } => {
-                        self.received += 1;
-                        self.node.reserve_mut().put(chunk);
-                        stored = true;
-                    }
-                    Event::ChunksWanted { peer, stream, chunks } => {
-                        let reserve = self.node.reserve();
-                        let found = chunks.iter().map(|c| reserve.get(c)).collect();
-                        // `NotWaiting`: the stream was reset meanwhile, as in the glue.
-                        let _ = self.node.provide_chunks(peer, stream, found);
-                    }
-                    Event::Misbehaved { peer, error } => {
-                        if error.disconnects() {
-                            self.node.peer_disconnected(self.now, peer);
-                        }
-                    }
-                    Event::IntervalSynced { .. } | Event::IntervalStoreFailed { .. } => {}
+            Event::ChunksWanted { peer, stream, chunks } => {
+                let reserve = self.node.reserve();
+                let found = chunks.iter().map(|c| reserve.get(c)).collect();
+                // `NotWaiting`: the stream was reset meanwhile, as in the glue.
+                let _ = self.node.provide_chunks(peer, stream, found);
+            }
+            Event::Misbehaved { peer, error } => {
+                if error.disconnects() {
+                    self.node.peer_disconnected(self.now, peer);
                 }
             }
-            if stored {
-                self.node.handle_reserve_changed(self.now);
-            }
-            if !progressed {
-                return;
-            }
+            Event::IntervalSynced { .. } | Event::IntervalStoreFailed { .. } => {}
+        }
+    }
+
+    /// One notice to the server for all the chunks stored in a round, as the glue gives it.
+    fn settle(&mut self) {
+        if std::mem::take(&mut self.stored) {
+            self.node.handle_reserve_changed(self.now);
         }
     }
 }

@@ -11,8 +11,11 @@ use syncscope_proto::bitswap::{
 use syncscope_proto::framing::encode_frame;
 use syncscope_proto::pullsync::{self, StreamAction, Transmit};
 use syncscope_proto::swarm::Address;
+use syncscope_proto::Core;
+use web_time::Instant;
 
 use crate::bitswap_node;
+use crate::driver::{steps_to_next_deadline, Glue};
 use crate::pullsync_node::{config, key_of, pool, Harness, Op, INITIAL_CHUNKS, OVERLAY};
 
 /// Bitswap message bodies, one per version's way of carrying things.
@@ -108,40 +111,9 @@ pub fn recorded_exchange(config_byte: u8, seconds: u64) -> (Vec<u8>, Harness) {
     peer.transmits = Some(Vec::new());
 
     let mut input = vec![config_byte];
-    let mut to_node = |node: &mut Harness, op: Op| {
-        op.encode(&mut input);
-        node.apply(&op);
-    };
     peer.apply(&Op::Connect { peer: NODE, overlay: OVERLAY.0 });
-    to_node(&mut node, Op::Connect { peer: PEER, overlay: peer_overlay().0 });
-    loop {
-        let from_node = node.transmits.replace(Vec::new()).unwrap_or_default();
-        let from_peer = peer.transmits.replace(Vec::new()).unwrap_or_default();
-        if from_node.is_empty() && from_peer.is_empty() {
-            let next = [node.node_timeout(), peer.node_timeout()].into_iter().flatten().min();
-            let Some(at) = next.filter(|&at| at <= end) else { break };
-            let wait = at.saturating_duration_since(node.now);
-            let mut millis = wait.as_millis() + u128::from(wait.subsec_nanos() % 1_000_000 != 0);
-            while millis > 0 {
-                let step = millis.min(u128::from(u16::MAX));
-                millis -= step;
-                let op = Op::Advance { millis: step as u16 };
-                peer.apply(&op);
-                to_node(&mut node, op);
-            }
-            continue;
-        }
-        for t in from_node {
-            for op in ops_at_other_end(t, NODE) {
-                peer.apply(&op);
-            }
-        }
-        for t in from_peer {
-            for op in ops_at_other_end(t, PEER) {
-                to_node(&mut node, op);
-            }
-        }
-    }
+    record(&mut node, &mut input, Op::Connect { peer: PEER, overlay: peer_overlay().0 });
+    exchange(&mut node, &mut peer, end, &mut input, ops_at_other_end);
     (input, node)
 }
 
@@ -182,43 +154,18 @@ pub fn recorded_bitswap(
     let protocol = ProtocolVersion::ALL[usize::from(version) % 4];
 
     let mut input = vec![config_byte];
-    let mut to_node = |node: &mut Harness, op: Op| {
-        op.encode(&mut input);
-        node.apply(&op);
-    };
     peer.apply(&Op::Connect { peer: NODE, version });
-    to_node(&mut node, Op::Connect { peer: PEER, version });
-    to_node(&mut node, Op::NewSession);
+    record(&mut node, &mut input, Op::Connect { peer: PEER, version });
+    record(&mut node, &mut input, Op::NewSession);
     let wanted: Vec<u8> = (POOL / 4..POOL * 5 / 8).map(|i| i as u8).collect();
-    to_node(&mut node, Op::Want { session: 0, blocks: wanted });
+    record(&mut node, &mut input, Op::Want { session: 0, blocks: wanted });
     peer.apply(&Op::NewSession);
     peer.apply(&Op::Want { session: 0, blocks: (0..POOL as u8 / 4).collect() });
-    loop {
-        let from_node = node.transmits.replace(Vec::new()).unwrap_or_default();
-        let from_peer = peer.transmits.replace(Vec::new()).unwrap_or_default();
-        if from_node.is_empty() && from_peer.is_empty() {
-            let next = [node.node_timeout(), peer.node_timeout()].into_iter().flatten().min();
-            let Some(at) = next.filter(|&at| at <= end) else { break };
-            let wait = at.saturating_duration_since(node.now);
-            let mut millis = wait.as_millis() + u128::from(wait.subsec_nanos() % 1_000_000 != 0);
-            while millis > 0 {
-                let step = millis.min(u128::from(u16::MAX));
-                millis -= step;
-                let op = Op::Advance { millis: step as u16 };
-                peer.apply(&op);
-                to_node(&mut node, op);
-            }
-            continue;
-        }
-        for (_, msg) in from_node {
-            peer.deliver(NODE, msg);
-        }
-        for (_, msg) in from_peer {
-            // As it crosses the wire: encoded for the version, then decoded.
-            let body = msg.to_pb(protocol).encode_to_vec();
-            to_node(&mut node, Op::Raw { peer: PEER, body });
-        }
-    }
+    // As it crosses the wire: encoded for the version, then decoded.
+    let over_the_wire = |(_, msg): (u8, Message), from| {
+        vec![Op::Raw { peer: from, body: msg.to_pb(protocol).encode_to_vec() }]
+    };
+    exchange(&mut node, &mut peer, end, &mut input, over_the_wire);
     (input, node)
 }
 
@@ -240,6 +187,97 @@ pub fn all() -> Vec<(&'static str, &'static str, Vec<u8>)> {
         seeds.push(("pullsync_node", name, recorded_exchange(config_byte, 4).0));
     }
     seeds
+}
+
+/// A harness that can be recorded against a peer of its kind.
+trait Recorded: Glue {
+    type Op;
+    /// What it sends, as recorded in its `transmits`.
+    type Sent;
+    fn advance(millis: u16) -> Self::Op;
+    fn encode(op: &Self::Op, out: &mut Vec<u8>);
+    fn apply(&mut self, op: &Self::Op);
+    fn take_sent(&mut self) -> Vec<Self::Sent>;
+}
+
+impl Recorded for Harness {
+    type Op = Op;
+    type Sent = Transmit<u8>;
+
+    fn advance(millis: u16) -> Op {
+        Op::Advance { millis }
+    }
+
+    fn encode(op: &Op, out: &mut Vec<u8>) {
+        op.encode(out);
+    }
+
+    fn apply(&mut self, op: &Op) {
+        Harness::apply(self, op);
+    }
+
+    fn take_sent(&mut self) -> Vec<Transmit<u8>> {
+        self.transmits.replace(Vec::new()).unwrap_or_default()
+    }
+}
+
+impl Recorded for bitswap_node::Harness {
+    type Op = bitswap_node::Op;
+    type Sent = (u8, Message);
+
+    fn advance(millis: u16) -> bitswap_node::Op {
+        bitswap_node::Op::Advance { millis }
+    }
+
+    fn encode(op: &bitswap_node::Op, out: &mut Vec<u8>) {
+        op.encode(out);
+    }
+
+    fn apply(&mut self, op: &bitswap_node::Op) {
+        bitswap_node::Harness::apply(self, op);
+    }
+
+    fn take_sent(&mut self) -> Vec<(u8, Message)> {
+        self.transmits.replace(Vec::new()).unwrap_or_default()
+    }
+}
+
+/// Applies `op` to the node under test and records it as fuzz input.
+fn record<H: Recorded>(node: &mut H, input: &mut Vec<u8>, op: H::Op) {
+    H::encode(&op, input);
+    node.apply(&op);
+}
+
+/// Carries what the two send each other over a perfect wire (`at_other_end` says what a sent
+/// item is on arrival, from whom), and lets time pass when both are quiet, until no deadline of
+/// either comes by `end`. What reaches `node` is recorded in `input`.
+fn exchange<H: Recorded>(
+    node: &mut H,
+    peer: &mut H,
+    end: Instant,
+    input: &mut Vec<u8>,
+    at_other_end: impl Fn(H::Sent, u8) -> Vec<H::Op>,
+) {
+    loop {
+        let (from_node, from_peer) = (node.take_sent(), peer.take_sent());
+        if from_node.is_empty() && from_peer.is_empty() {
+            let deadlines = [node.core().poll_timeout(), peer.core().poll_timeout()];
+            let Some(steps) = steps_to_next_deadline(deadlines, *node.clock(), end) else {
+                return;
+            };
+            for millis in steps {
+                peer.apply(&H::advance(millis));
+                record(node, input, H::advance(millis));
+            }
+            continue;
+        }
+        for op in from_node.into_iter().flat_map(|sent| at_other_end(sent, NODE)) {
+            peer.apply(&op);
+        }
+        for op in from_peer.into_iter().flat_map(|sent| at_other_end(sent, PEER)) {
+            record(node, input, op);
+        }
+    }
 }
 
 #[cfg(test)]
