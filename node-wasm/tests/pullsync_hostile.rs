@@ -237,3 +237,26 @@ async fn an_oversized_message_is_refused_before_its_body_is_read() {
     assert_eq!(error, Misbehaviour::Serving(expected));
     assert_recovers(&node, hostile.peer_id, 0).await;
 }
+
+#[tokio::test]
+async fn inbound_streams_beyond_the_connections_cap_are_refused_without_a_disconnection() {
+    const CAP: usize = 4;
+    let mut config = Config::default().with_storage_radius(VICTIM_RADIUS);
+    config.max_inbound_streams = CAP;
+    let victim = Running::start(node(Keypair::generate_ed25519(), overlay(0), config)).await;
+    let (hostile, mut control) = hostile(&victim).await;
+    hostile.dial(victim.addr.clone()).await;
+    hostile.wait_connected(victim.peer_id, true).await;
+
+    // Requests that are never finished, so each stream stays open on the victim.
+    let mut open = Vec::new();
+    for _ in 0..CAP + 3 {
+        let protocol = StreamProtocol::new(PROTOCOL_NAME);
+        open.push(control.open_stream(victim.peer_id, protocol).await.expect("negotiated"));
+    }
+    eventually(&victim, |s| s.behaviour().stats().streams_refused == 3).await;
+    let stats = victim.with(|s| s.behaviour().stats()).await;
+    assert_eq!(stats.peers_disconnected, 0, "too many streams is not an offence");
+    assert!(victim.is_connected(hostile.peer_id).await);
+    drop(open);
+}
