@@ -191,11 +191,6 @@ impl<G: Glue> Ctx<'_, G> {
         self.link.refresh.push(peer);
     }
 
-    /// The connection whose report is being handled, if any.
-    pub fn input(&self) -> Option<ConnectionId> {
-        self.link.input
-    }
-
     /// `peer`'s established connections that are not closing, oldest first.
     pub fn connections(&self, peer: PeerId) -> impl Iterator<Item = (ConnectionId, &G::Conn)> {
         let ids = self.link.peers.get(&peer).map(|p| p.connections.as_slice()).unwrap_or_default();
