@@ -44,6 +44,10 @@ async function runOne(test, browser, relay) {
 }
 
 const tests = await loadTests();
+if (!tests.length) {
+  console.error(`error: no test name contains "${filter}"`);
+  process.exit(2);
+}
 // Only this run's screenshots and log, so a stale FAILED-* from an earlier run misleads nobody.
 rmSync(join(here, '..', 'target', 'e2e'), { recursive: true, force: true });
 mkdirSync(join(here, '..', 'target', 'e2e'), { recursive: true });

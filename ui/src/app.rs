@@ -97,7 +97,9 @@ fn RoomPanel(conn: Connection) -> impl IntoView {
                 }}
             </p>
             <ul class="members" data-testid="members">
-                <For each=move || conn.members.get() key=|m| m.peer let:member>
+                // Keyed on the kind too: it arrives by identify after the member, and a row
+                // keyed on the peer alone would keep showing the kind it was first drawn with.
+                <For each=move || conn.members.get() key=|m| (m.peer, m.kind) let:member>
                     <MemberRow member=member />
                 </For>
             </ul>
