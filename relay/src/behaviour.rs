@@ -30,6 +30,8 @@ pub struct RelayBehaviour {
     pub identify: identify::Behaviour,
     pub ping: ping::Behaviour,
     pub rooms: RoomsBehaviour,
+    /// Serves the link probe, so that a browser can measure its link to the relay alone.
+    pub link_probe: libp2p_stream::Behaviour,
 }
 
 impl RelayBehaviour {
@@ -47,6 +49,7 @@ impl RelayBehaviour {
             // Peers ping the relay as often as they like; the relay itself only checks liveness.
             ping: ping::Behaviour::new(ping::Config::new()),
             rooms: rooms_behaviour(key)?,
+            link_probe: libp2p_stream::Behaviour::new(),
         })
     }
 }

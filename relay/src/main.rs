@@ -19,6 +19,7 @@ use std::sync::Arc;
 
 use anyhow::Result;
 use prometheus_client::registry::Registry;
+use syncscope_node::net::link_probe;
 use tracing_subscriber::EnvFilter;
 
 fn main() -> ExitCode {
@@ -78,6 +79,9 @@ async fn run_relay(cli: cli::Cli) -> Result<()> {
     let seed_metrics = Arc::new(metrics::SeedMetrics::register(&mut registry));
     let swarm =
         behaviour::build_swarm(identity.keypair, identity.certificate, &cli, &mut registry).await?;
+    if let Ok(probes) = swarm.behaviour().link_probe.new_control().accept(link_probe::PROTOCOL) {
+        tokio::spawn(link_probe::serve(probes));
+    }
     let mut network = network::Network::new(swarm, &cli, relay_metrics.clone())?;
     network.wait_listening().await?;
     let snapshot = network.subscribe();

@@ -5,6 +5,7 @@
 pub mod adapter;
 pub mod bitswap;
 pub mod framed;
+pub mod link_probe;
 pub mod pullsync;
 mod rooms;
 

@@ -46,6 +46,8 @@ pub struct NodeBehaviour {
     pub rooms: RoomsBehaviour,
     pub bitswap: NodeBitswap,
     pub pullsync: NodePullsync,
+    /// The link probe ([`crate::net::link_probe`]), served and asked through its `Control`.
+    pub link_probe: libp2p_stream::Behaviour,
 }
 
 impl NodeBehaviour {
@@ -84,6 +86,7 @@ impl NodeBehaviour {
                 MemoryReserve::new(overlay, epoch),
                 MemoryIntervalStore::default(),
             ),
+            link_probe: libp2p_stream::Behaviour::new(),
         }
     }
 }

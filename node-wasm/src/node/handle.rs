@@ -12,6 +12,7 @@ use super::transport::{build_swarm, BuildError};
 use crate::content::{
     demo_stamp, import_bytes, split_bytes, ImportConfig, ImportError, ImportedFile, SplitFile,
 };
+use crate::net::link_probe::{self, LinkMeasurement, ProbeError};
 use crate::rt;
 
 /// Events are dropped, not queued without bound, when the observer falls this far behind.
@@ -39,6 +40,7 @@ impl std::ops::Deref for NodeHandle {
 #[derive(Clone)]
 pub struct NodeControl {
     commands: mpsc::Sender<Command>,
+    link_probe: libp2p_stream::Control,
 }
 
 /// Why a command did not reach the node.
@@ -87,6 +89,16 @@ impl NodeControl {
         self.send(Command::Fetch(root))
     }
 
+    /// Measures the raw link to a connected `peer`: `bytes` bytes over the link probe, with
+    /// nothing but libp2p's own layers on the way ([`link_probe`]).
+    pub async fn measure_link(
+        &self,
+        peer: PeerId,
+        bytes: u64,
+    ) -> Result<LinkMeasurement, ProbeError> {
+        link_probe::measure(&mut self.link_probe.clone(), peer, bytes).await
+    }
+
     fn send(&self, command: Command) -> Result<(), CommandError> {
         self.commands.clone().try_send(command).map_err(|_| CommandError::Stopped)
     }
@@ -106,9 +118,14 @@ pub enum StartError {
 pub async fn start(config: NodeConfig) -> Result<NodeHandle, StartError> {
     let peer_id = config.keypair.public().to_peer_id();
     let swarm = build_swarm(config.keypair.clone(), config.protocols).await?;
+    let mut link_probe = swarm.behaviour().link_probe.new_control();
+    if let Ok(incoming) = link_probe.accept(link_probe::PROTOCOL) {
+        rt::spawn(link_probe::serve(incoming));
+    }
     let (events_tx, events) = mpsc::channel(EVENT_QUEUE);
     let (commands_tx, commands) = mpsc::channel(COMMAND_QUEUE);
     let driver = Driver::new(swarm, &config, events_tx).map_err(StartError::Dial)?;
     rt::spawn(driver.run(commands));
-    Ok(NodeHandle { peer_id, events, control: NodeControl { commands: commands_tx } })
+    let control = NodeControl { commands: commands_tx, link_probe };
+    Ok(NodeHandle { peer_id, events, control })
 }
