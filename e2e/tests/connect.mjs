@@ -26,4 +26,23 @@ async function connects({ page, relay }, transport, expectedLabel) {
 export default {
   'page connects to the relay over WebRTC-direct by default': (ctx) => connects(ctx, null, 'WebRTC-direct'),
   'page connects to the relay over WebSocket when asked': (ctx) => connects(ctx, 'ws', 'WebSocket'),
+
+  'the link probe measures the raw link to a seed through the circuit and to the relay': async ({ page, relay }) => {
+    await page.goto(`${relay.url}?transport=ws&probe=peer&probe-size=3MiB`);
+    const done = page.getByTestId('probe-done');
+    await done.filter({ hasText: 'raw link to the peer: 3.0 MiB' }).waitFor({ timeout: 30_000 });
+    expect(Number(await done.getAttribute('data-bytes')), 'bytes through the circuit').toBe(3 << 20);
+    expect(Number(await done.getAttribute('data-elapsed-ms')), 'elapsed ms').toBeAtLeast(0.1);
+    await page.getByTestId('probe-button').click();
+    await done.filter({ hasText: 'raw link to the relay: 3.0 MiB' }).waitFor({ timeout: 30_000 });
+    expect(await done.getAttribute('data-target'), 'measured target').toBe('relay');
+    await screenshot(page, 'link-probe');
+  },
+
+  'a malformed probe parameter is reported in words': async ({ page, relay }) => {
+    await page.goto(`${relay.url}?transport=ws&probe=moon`);
+    const error = page.getByTestId('probe-error');
+    await error.waitFor({ timeout: 15_000 });
+    expect(await error.textContent(), 'error').toMatch(/\?probe=moon: expected relay or peer/);
+  },
 };

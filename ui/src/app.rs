@@ -6,6 +6,7 @@ use syncscope_node::node::RoomMember;
 use crate::chart::Chart;
 use crate::config;
 use crate::connection::{self, Connection, Observers, Status};
+use crate::probe::{LinkProbe, ProbeLine};
 use crate::rates::RateCharts;
 use crate::transfers::{Outcome, Transfers};
 
@@ -14,6 +15,7 @@ pub fn App() -> impl IntoView {
     let observers = Observers {
         transfers: Transfers::new(config::url_param("fetch")),
         charts: RateCharts::new(),
+        probe: LinkProbe::from_url(),
     };
     let conn = connection::start(observers);
     view! {
@@ -22,7 +24,7 @@ pub fn App() -> impl IntoView {
             <p class="tagline">"Bitswap and pull-sync, measured live in your browser"</p>
         </header>
         <main>
-            <ConnectionPanel conn=conn />
+            <ConnectionPanel conn=conn probe=observers.probe />
             <RoomPanel conn=conn />
             <TransferPanel transfers=observers.transfers room=conn.room />
             <ProtocolPanel charts=observers.charts />
@@ -35,7 +37,7 @@ fn or_dash(v: Option<String>) -> String {
 }
 
 #[component]
-fn ConnectionPanel(conn: Connection) -> impl IntoView {
+fn ConnectionPanel(conn: Connection, probe: LinkProbe) -> impl IntoView {
     let status_text = move || match conn.status.get() {
         Status::Loading => "loading the relay's address…".to_string(),
         Status::Connecting => "connecting to the relay…".to_string(),
@@ -50,7 +52,14 @@ fn ConnectionPanel(conn: Connection) -> impl IntoView {
     view! {
         <section class="panel" aria-label="connection">
             <h2>"Connection"</h2>
-            <p class=status_class data-testid="status">{status_text}</p>
+            <p
+                class=status_class
+                data-testid="status"
+                data-connected-after-ms=move || conn.connected_after_ms.get().map(|ms| format!("{ms:.0}"))
+            >
+                {status_text}
+                {move || conn.connected_after_ms.get().map(|ms| format!(" in {ms:.0} ms since the page opened"))}
+            </p>
             <dl>
                 <dt>"This node"</dt>
                 <dd data-testid="own-peer-id">{move || or_dash(conn.own_peer_id.get())}</dd>
@@ -73,6 +82,7 @@ fn ConnectionPanel(conn: Connection) -> impl IntoView {
                 file="relay-rtt"
                 series=Signal::derive(move || vec![conn.rtt_history.get()])
             />
+            <ProbeLine probe=probe />
             <Show when=move || conn.notice.get().is_some()>
                 <p class="notice" data-testid="notice">{move || conn.notice.get().unwrap_or_default()}</p>
             </Show>
@@ -179,6 +189,8 @@ fn TransferPanel(transfers: Transfers, room: RwSignal<Option<String>>) -> impl I
 #[component]
 fn OutcomeLine(outcome: Outcome) -> impl IntoView {
     let secs = outcome.elapsed.as_secs_f64().max(1e-6);
+    let peer_blocks: Vec<String> = outcome.sources.0.iter().map(|(_, n)| n.to_string()).collect();
+    let peer_blocks = peer_blocks.join(",");
     let dup_pct = 100.0 * outcome.duplicate_blocks as f64
         / (outcome.blocks + outcome.duplicate_blocks).max(1) as f64;
     view! {
@@ -189,13 +201,14 @@ fn OutcomeLine(outcome: Outcome) -> impl IntoView {
             data-elapsed-ms=outcome.elapsed.as_millis().to_string()
             data-bytes=outcome.size.to_string()
             data-blocks=outcome.blocks.to_string()
-            data-peers=outcome.peers.to_string()
+            data-peers=outcome.sources.peers().to_string()
+            data-peer-blocks=peer_blocks
             data-duplicates=outcome.duplicate_blocks.to_string()
         >
             {format!(
                 "fetched and verified {}: {} in {:.2} s ({:.2} MiB/s), {} from {}, {} ({:.1} %)",
                 outcome.root, mib(outcome.size), secs, outcome.size as f64 / (1 << 20) as f64 / secs,
-                count(outcome.blocks, "block"), count(outcome.peers as u64, "peer"),
+                count(outcome.blocks, "block"), outcome.sources,
                 count(outcome.duplicate_blocks, "duplicate block"), dup_pct
             )}
         </p>

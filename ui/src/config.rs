@@ -25,7 +25,7 @@ pub fn transports_from_url() -> Result<Vec<RelayTransport>, String> {
 }
 
 /// A link that opens this page in `room` (fetching `cid` if given), keeping the page's other
-/// parameters.
+/// parameters except the link probe's, which measure this viewer's link, not the experiment.
 pub fn share_link(room: &str, cid: Option<&str>) -> String {
     let Some(location) = web_sys::window().map(|w| w.location()) else { return String::new() };
     let base = format!(
@@ -36,6 +36,8 @@ pub fn share_link(room: &str, cid: Option<&str>) -> String {
     let search = location.search().unwrap_or_default();
     let Ok(params) = web_sys::UrlSearchParams::new_with_str(&search) else { return base };
     params.set("room", room);
+    params.delete("probe");
+    params.delete("probe-size");
     if let Some(cid) = cid {
         params.set("fetch", cid);
     }

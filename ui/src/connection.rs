@@ -11,6 +11,7 @@ use syncscope_node::node;
 use syncscope_node::node::{NodeConfig, NodeEvent, RoomMember, TransportKind};
 
 use crate::config;
+use crate::probe::LinkProbe;
 use crate::rates::{RateCharts, RateSampler};
 use crate::series::Series;
 use crate::transfers::Transfers;
@@ -37,6 +38,8 @@ pub struct Connection {
     pub reachable: RwSignal<bool>,
     pub room: RwSignal<Option<String>>,
     pub members: RwSignal<Vec<RoomMember>>,
+    /// Milliseconds from navigation start until the relay connection was up.
+    pub connected_after_ms: RwSignal<Option<f64>>,
     /// The latest problem worth telling the user about, in words.
     pub notice: RwSignal<Option<String>>,
     /// When the page started its node: time zero of every chart.
@@ -55,6 +58,7 @@ impl Connection {
             reachable: RwSignal::new(false),
             room: RwSignal::new(None),
             members: RwSignal::new(Vec::new()),
+            connected_after_ms: RwSignal::new(None),
             notice: RwSignal::new(None),
             started: Instant::now(),
         }
@@ -66,6 +70,7 @@ impl Connection {
 pub struct Observers {
     pub transfers: Transfers,
     pub charts: RateCharts,
+    pub probe: LinkProbe,
 }
 
 /// Starts the node and keeps the returned signals, and `observers`, up to date.
@@ -102,8 +107,13 @@ async fn run(conn: Connection, observers: Observers) -> Result<(), String> {
             }
             NodeEvent::Fetch(update) => observers.transfers.on_fetch(update),
             NodeEvent::ContentAdded(added) => observers.transfers.on_added(added),
-            NodeEvent::Connected { transport: TransportKind::Circuit, .. } => {
+            NodeEvent::Connected { peer, transport: TransportKind::Circuit, .. } => {
                 observers.transfers.peer_available();
+                observers.probe.peer_connected(peer);
+            }
+            NodeEvent::Connected { peer, .. } if peer == relay_peer => {
+                observers.probe.relay_connected(node.control.clone(), relay_peer);
+                on_event(conn, relay_peer, event);
             }
             event => on_event(conn, relay_peer, event),
         }
@@ -116,6 +126,9 @@ fn on_event(conn: Connection, relay: PeerId, event: NodeEvent) {
         NodeEvent::Connected { peer, transport, .. } if peer == relay => {
             conn.transport.set(Some(transport.label()));
             conn.status.set(Status::Connected);
+            if conn.connected_after_ms.get_untracked().is_none() {
+                conn.connected_after_ms.set(since_navigation_ms());
+            }
         }
         NodeEvent::Disconnected { peer, cause } if peer == relay => {
             let why = cause.map_or_else(|| "closed".to_owned(), |c| c.to_string());
@@ -140,4 +153,9 @@ fn on_event(conn: Connection, relay: PeerId, event: NodeEvent) {
         NodeEvent::Error { error } => conn.notice.set(Some(error.to_string())),
         _ => {}
     }
+}
+
+/// Milliseconds since the page's navigation started (the Performance timeline's zero).
+fn since_navigation_ms() -> Option<f64> {
+    web_sys::window().and_then(|w| w.performance()).map(|p| p.now())
 }

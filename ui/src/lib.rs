@@ -6,6 +6,8 @@ mod config;
 mod connection;
 mod export;
 pub mod logging;
+mod per_frame;
+mod probe;
 mod rates;
 mod series;
 mod transfers;

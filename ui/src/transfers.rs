@@ -4,7 +4,9 @@
 use std::time::Duration;
 
 use leptos::prelude::*;
-use syncscope_node::node::{ContentAdded, FetchUpdate, NodeControl};
+
+use crate::per_frame::PerFrame;
+use syncscope_node::node::{BlockSources, ContentAdded, FetchUpdate, NodeControl};
 
 /// A fetch in progress.
 #[derive(Debug, Clone, PartialEq)]
@@ -35,7 +37,7 @@ pub struct Outcome {
     pub blocks: u64,
     pub elapsed: Duration,
     pub duplicate_blocks: u64,
-    pub peers: usize,
+    pub sources: BlockSources,
 }
 
 #[derive(Clone, Copy)]
@@ -43,7 +45,8 @@ pub struct Transfers {
     pub control: RwSignal<Option<NodeControl>, LocalStorage>,
     /// A CID the page should fetch as soon as it has a peer (from the share link).
     pub pending: RwSignal<Option<String>>,
-    pub progress: RwSignal<Option<Progress>>,
+    /// Redrawn at most once per frame: a fetch reports progress after every block.
+    pub progress: PerFrame<Option<Progress>>,
     pub outcome: RwSignal<Option<Outcome>>,
     pub shared: RwSignal<Vec<ContentAdded>>,
     pub error: RwSignal<Option<String>>,
@@ -54,7 +57,7 @@ impl Transfers {
         Self {
             control: RwSignal::new_local(None),
             pending: RwSignal::new(pending),
-            progress: RwSignal::new(None),
+            progress: PerFrame::new(None),
             outcome: RwSignal::new(None),
             shared: RwSignal::new(Vec::new()),
             error: RwSignal::new(None),
@@ -106,9 +109,10 @@ impl Transfers {
     pub fn on_fetch(&self, update: FetchUpdate) {
         match update {
             FetchUpdate::Progress { root, blocks, bytes, wanted } => {
-                self.progress.set(Some(Progress { root: root.to_string(), blocks, bytes, wanted }));
+                let progress = Progress { root: root.to_string(), blocks, bytes, wanted };
+                self.progress.set_next_frame(Some(progress));
             }
-            FetchUpdate::Done { root, size, blocks, elapsed, peers, duplicate_blocks } => {
+            FetchUpdate::Done { root, size, blocks, elapsed, sources, duplicate_blocks } => {
                 self.progress.set(None);
                 self.outcome.set(Some(Outcome {
                     root: root.to_string(),
@@ -116,7 +120,7 @@ impl Transfers {
                     blocks,
                     elapsed,
                     duplicate_blocks,
-                    peers,
+                    sources,
                 }));
             }
             FetchUpdate::Failed { root, error } => {
