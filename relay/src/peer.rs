@@ -59,12 +59,12 @@ pub async fn run(args: PeerArgs, shutdown: impl std::future::Future<Output = ()>
                 size,
                 blocks,
                 elapsed,
-                peers,
+                sources,
                 duplicate_blocks,
             }) => {
                 let secs = elapsed.as_secs_f64().max(1e-9);
                 println!(
-                    "fetched {root}: {} in {secs:.2} s ({}/s), {blocks} blocks from {peers} peers, {duplicate_blocks} duplicate blocks, verified",
+                    "fetched {root}: {} in {secs:.2} s ({}/s), {blocks} blocks from {sources}, {duplicate_blocks} duplicate blocks, verified",
                     ByteSize(size),
                     ByteSize((size as f64 / secs) as u64)
                 );

@@ -38,11 +38,11 @@ async fn ten_mebibytes_through_a_circuit_over_bitswap() {
         matches!(e, NodeEvent::Fetch(FetchUpdate::Done { .. } | FetchUpdate::Failed { .. }))
     })
     .await;
-    let NodeEvent::Fetch(FetchUpdate::Done { root: got, size, blocks, peers, .. }) = done else {
+    let NodeEvent::Fetch(FetchUpdate::Done { root: got, size, blocks, sources, .. }) = done else {
         panic!("fetch failed: {done:?}");
     };
     assert_eq!((got, size), (root, SIZE as u64));
     assert_eq!(blocks, 41, "40 leaves of 256 KiB and their parent");
-    assert_eq!(peers, 1, "every block came from the one seed");
+    assert_eq!(sources.peers(), 1, "every block came from the one seed");
     println!("10 MiB through the circuit in {:?}", started.elapsed());
 }

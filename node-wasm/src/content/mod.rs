@@ -22,7 +22,9 @@ pub use block::{block_links, verify_block, Block, BlockError, DAG_PB, RAW};
 pub use demo::{demo_content, demo_stamp, import_demo, DemoContent, DemoFile};
 pub use swarm_join::{join_file, JoinError, SwarmJoiner};
 pub use swarm_split::{split_bytes, SplitFile, SwarmSplitter, BRANCHES};
-pub use unixfs_export::{export_file, ExportError, ExportLimits, UnixfsExporter};
+pub use unixfs_export::{
+    check_stored_file, export_file, ExportError, ExportLimits, UnixfsExporter,
+};
 pub use unixfs_import::{
     import_bytes, ImportConfig, ImportError, ImportedFile, Leaves, UnixfsImporter,
     DEFAULT_CHUNK_SIZE, DEFAULT_MAX_LINKS, MAX_CHUNK_SIZE,

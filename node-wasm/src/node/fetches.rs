@@ -1,6 +1,6 @@
 //! Fetching a UnixFS file over Bitswap the way IPFS walks a DAG: the root first, then the
 //! children each block links to, layer by layer, in one session; and, once every block is in,
-//! reading the file back through the verifying exporter.
+//! walking the file through the exporter to check its sizes.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::Duration;
@@ -11,7 +11,7 @@ use libp2p::PeerId;
 use web_time::Instant;
 
 use super::behaviour::NodeBitswap;
-use crate::content::{block_links, export_file, ExportLimits};
+use crate::content::{block_links, check_stored_file, ExportLimits};
 use syncscope_proto::bitswap::SessionId;
 
 /// Largest file a fetch will assemble; larger roots are refused before anything is fetched.
@@ -26,20 +26,53 @@ pub enum FetchUpdate {
         bytes: u64,
         wanted: usize,
     },
-    /// `peers`: how many sent blocks during the fetch; `duplicate_blocks`: blocks that arrived
-    /// after they were already in, until the last one did.
+    /// `sources`: the peers that sent blocks during the fetch, with how many each sent, most
+    /// first; `duplicate_blocks`: blocks that arrived after they were already in, until the last
+    /// one did.
     Done {
         root: Cid,
         size: u64,
         blocks: u64,
         elapsed: Duration,
-        peers: usize,
+        sources: BlockSources,
         duplicate_blocks: u64,
     },
     Failed {
         root: Cid,
         error: String,
     },
+}
+
+/// The peers that sent a fetch's blocks, with how many each sent, most first.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct BlockSources(pub Vec<(PeerId, u64)>);
+
+impl BlockSources {
+    pub fn peers(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Each peer's share of the blocks, in the same order.
+    pub fn shares(&self) -> Vec<f64> {
+        let total: u64 = self.0.iter().map(|(_, n)| n).sum();
+        self.0.iter().map(|(_, n)| *n as f64 / total.max(1) as f64).collect()
+    }
+}
+
+/// "3 peers (41 %, 33 %, 26 %)": how many peers, and each one's share.
+impl std::fmt::Display for BlockSources {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.peers() {
+            1 => write!(f, "1 peer")?,
+            n => write!(f, "{n} peers")?,
+        }
+        if self.peers() > 1 {
+            let shares: Vec<String> =
+                self.shares().iter().map(|s| format!("{:.0} %", 100.0 * s)).collect();
+            write!(f, " ({})", shares.join(", "))?;
+        }
+        Ok(())
+    }
 }
 
 struct Fetch {
@@ -64,12 +97,19 @@ impl Received {
         Self { duplicates: stats.total.duplicate_blocks, blocks_by_peer }
     }
 
-    /// Peers that sent blocks since `before`, and duplicate blocks since then.
-    fn since(&self, before: &Received) -> (usize, u64) {
-        let sent =
-            |(p, n): (&PeerId, &u64)| *n > before.blocks_by_peer.get(p).copied().unwrap_or(0);
-        let peers = self.blocks_by_peer.iter().filter(|e| sent(*e)).count();
-        (peers, self.duplicates.saturating_sub(before.duplicates))
+    /// Peers that sent blocks since `before` with how many each sent (most first), and duplicate
+    /// blocks since then.
+    fn since(&self, before: &Received) -> (BlockSources, u64) {
+        let mut sources: Vec<(PeerId, u64)> = self
+            .blocks_by_peer
+            .iter()
+            .map(|(p, n)| {
+                (*p, n.saturating_sub(before.blocks_by_peer.get(p).copied().unwrap_or(0)))
+            })
+            .filter(|(_, n)| *n > 0)
+            .collect();
+        sources.sort_by_key(|(p, n)| (std::cmp::Reverse(*n), *p));
+        (BlockSources(sources), self.duplicates.saturating_sub(before.duplicates))
     }
 }
 
@@ -129,23 +169,25 @@ impl Fetches {
         })
     }
 
-    /// Every block is in: the file is read back through the exporter, which checks every hash
-    /// and every size the DAG declares.
+    /// Every block is in: the file is walked through the exporter, which checks that every size
+    /// the DAG declares adds up. Hashes were checked as each block arrived, and the store holds
+    /// nothing else, so they are not computed again: for a large file that would hold the
+    /// page's main thread for hundreds of milliseconds.
     fn finish(&mut self, bitswap: &mut NodeBitswap, session: SessionId) -> FetchUpdate {
         bitswap.close(session);
         let Some(fetch) = self.by_session.remove(&session) else {
             return FetchUpdate::Failed { root: Cid::default(), error: "unknown fetch".into() };
         };
-        let (peers, duplicate_blocks) = Received::now(bitswap).since(&fetch.received_before);
+        let (sources, duplicate_blocks) = Received::now(bitswap).since(&fetch.received_before);
         let store = bitswap.store().clone();
         let limits = ExportLimits { max_file_size: MAX_FILE, ..ExportLimits::default() };
-        match export_file(fetch.root, limits, |cid| store.block(cid)) {
-            Ok(file) => FetchUpdate::Done {
+        match check_stored_file(fetch.root, limits, |cid| store.block(cid)) {
+            Ok(size) => FetchUpdate::Done {
                 root: fetch.root,
-                size: file.len() as u64,
+                size,
                 blocks: fetch.blocks,
                 elapsed: fetch.started.elapsed(),
-                peers,
+                sources,
                 duplicate_blocks,
             },
             Err(e) => FetchUpdate::Failed { root: fetch.root, error: e.to_string() },

@@ -25,7 +25,7 @@ pub use config::{NodeConfig, RelayAddress};
 pub use events::{
     ContentAdded, Misbehaviour, NodeError, NodeEvent, NodeStats, ReservationError, TransportKind,
 };
-pub use fetches::FetchUpdate;
+pub use fetches::{BlockSources, FetchUpdate};
 pub use handle::{start, CommandError, NodeControl, NodeHandle, StartError};
 pub use membership::{RoomMember, RoomUpdate};
 pub use transport::{build_swarm, BuildError};
