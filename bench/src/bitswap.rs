@@ -208,6 +208,7 @@ fn json_row(s: &Scenario, r: &RunResult) -> Value {
         "blocks_received": r.blocks_received,
         "duplicates": r.duplicates,
         "dup_pct": r.dup_pct(),
+        "senders": r.senders,
         "msgs_sent": r.msgs_sent,
         "msgs_received": r.msgs_received,
         "bytes_sent": r.bytes_sent,
@@ -222,7 +223,7 @@ fn json_row(s: &Scenario, r: &RunResult) -> Value {
 fn csv(rows: &[(Scenario, RunResult)]) -> String {
     let mut out = String::from(
         "scenario,mode,complete,time_ms,lower_bound_ms,blocks_received,duplicates,dup_pct,\
-         msgs_sent,msgs_received,bytes_sent,bytes_received,seed_master_time_ms,\
+         senders,msgs_sent,msgs_received,bytes_sent,bytes_received,seed_master_time_ms,\
          seed_master_dup_pct,seed_poc_time_ms,seed_poc_dup_pct\n",
     );
     let opt = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.3}"));
@@ -230,7 +231,7 @@ fn csv(rows: &[(Scenario, RunResult)]) -> String {
         let f = s.seed_figures();
         let _ = writeln!(
             out,
-            "{},{},{},{:.3},{:.3},{},{},{:.3},{},{},{},{},{},{},{},{}",
+            "{},{},{},{:.3},{:.3},{},{},{:.3},{},{},{},{},{},{},{},{},{}",
             r.scenario,
             mode_name(r.mode),
             r.complete,
@@ -239,6 +240,7 @@ fn csv(rows: &[(Scenario, RunResult)]) -> String {
             r.blocks_received,
             r.duplicates,
             r.dup_pct(),
+            r.senders,
             r.msgs_sent,
             r.msgs_received,
             r.bytes_sent,
@@ -289,7 +291,7 @@ fn table(rows: &[(Scenario, RunResult)], hash: &str, wall: Duration) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:<38} {:<8} {:>9} {:>8} {:>5} {:>6} {:>5} {:>6} {:>11} {:>19} {:>15} {:>15} {:>6} {:<24}",
+        "{:<38} {:<8} {:>9} {:>8} {:>5} {:>6} {:>5} {:>6} {:>4} {:>11} {:>19} {:>15} {:>15} {:>6} {:<24}",
         "scenario",
         "mode",
         "time ms",
@@ -298,6 +300,7 @@ fn table(rows: &[(Scenario, RunResult)], hash: &str, wall: Duration) -> String {
         "recv",
         "dups",
         "dup%",
+        "sndr",
         "msgs s/r",
         "bytes s/r",
         "master ms/dup%",
@@ -326,7 +329,7 @@ fn table(rows: &[(Scenario, RunResult)], hash: &str, wall: Duration) -> String {
         let time = if r.complete { format!("{:.1}", ms(r.time)) } else { "INCOMPLETE".into() };
         let _ = writeln!(
             out,
-            "{:<38} {:<8} {:>9} {:>8.1} {:>5.2} {:>6} {:>5} {:>6.2} {:>11} {:>19} {:>15} {:>15} {:>6} {:<24}",
+            "{:<38} {:<8} {:>9} {:>8.1} {:>5.2} {:>6} {:>5} {:>6.2} {:>4} {:>11} {:>19} {:>15} {:>15} {:>6} {:<24}",
             r.scenario,
             mode_name(r.mode),
             time,
@@ -335,6 +338,7 @@ fn table(rows: &[(Scenario, RunResult)], hash: &str, wall: Duration) -> String {
             r.blocks_received,
             r.duplicates,
             r.dup_pct(),
+            r.senders,
             format!("{}/{}", r.msgs_sent, r.msgs_received),
             format!("{}/{}", r.bytes_sent, r.bytes_received),
             seed_col(f.map(|f| f.master_time_ms), f.map(|f| f.master_dup_pct)),
@@ -346,7 +350,8 @@ fn table(rows: &[(Scenario, RunResult)], hash: &str, wall: Duration) -> String {
     let _ = writeln!(
         out,
         "\nTargets (sessions mode, seed matrix): T time <= PoC time, D dup% <= PoC dup%, \
-         A dup% <= 2 % (10 % for {DUP_EXCEPTION}), L time <= 1.15 x lower bound."
+         A dup% <= 2 % (10 % for {DUP_EXCEPTION}), L time <= 1.15 x lower bound. \
+         sndr: peers that sent at least a tenth of the blocks (the fewest over fetchers)."
     );
     if matrix_rows > 0 {
         let _ = writeln!(

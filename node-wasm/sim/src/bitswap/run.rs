@@ -12,7 +12,7 @@ use web_time::Instant;
 use super::node::SimBitswapNode;
 use super::scenario::Scenario;
 use crate::{Links, Network, NodeId};
-use syncscope_proto::bitswap::{raw_cid, ClientMode, Config, Node, ProtocolVersion};
+use syncscope_proto::bitswap::{raw_cid, ClientMode, Config, Node, ProtocolVersion, Stats};
 use syncscope_proto::Core;
 
 /// Virtual time after which a run is reported as not complete.
@@ -35,6 +35,9 @@ pub struct RunResult {
     pub bytes_received: u64,
     pub invalid_blocks: u64,
     pub timeouts: u64,
+    /// Peers that sent a leech at least a tenth of its blocks (the fewest over leeches): how
+    /// widely the fetch was spread. Not part of [`result_hash`], which predates it.
+    pub senders: usize,
 }
 
 impl RunResult {
@@ -124,6 +127,7 @@ pub fn run(scenario: &Scenario, mode: ClientMode) -> RunResult {
         bytes_received: 0,
         invalid_blocks: 0,
         timeouts: 0,
+        senders: usize::MAX,
     };
     for l in &leeches {
         let node = &net.nodes()[l.index()];
@@ -138,8 +142,15 @@ pub fn run(scenario: &Scenario, mode: ClientMode) -> RunResult {
         result.bytes_received += c.bytes_received;
         result.invalid_blocks += c.invalid_blocks;
         result.timeouts += c.timeouts;
+        result.senders = result.senders.min(senders(node.node().client_stats()));
     }
     result
+}
+
+/// Peers that sent at least a tenth of the blocks received.
+fn senders(stats: &Stats<NodeId>) -> usize {
+    let tenth = stats.total.blocks_received / 10;
+    stats.per_peer.values().filter(|c| c.blocks_received > 0 && c.blocks_received >= tenth).count()
 }
 
 /// The least time any client could take, leech by leech (the slowest leech counts):
