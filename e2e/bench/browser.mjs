@@ -1,23 +1,54 @@
-// `cargo xtask bench browser`: the demo fetch, measured in real headless Chromium. A release relay
-// with seed peers serves its demo file; each run opens the share link in a fresh browser context
-// over one transport and reads the outcome the page reports. Prints median, min and max over the
-// runs, per transport side by side.
+// `cargo xtask bench browser`: the browser node measured in real headless Chromium against a
+// release relay on loopback whose seed peers serve a demo file. Each run opens fresh browser
+// contexts and reads what the page reports: raw-link ceilings (the link probe), Bitswap fetches
+// over each transport, page weight, load time and the longest main-thread task. Prints one row
+// per case: {case, unit, n, failed, median, min, max}.
 import { parseArgs } from 'node:util';
 
 import { launchBrowser, openPage } from '../lib/browser.mjs';
 import { startRelay } from '../lib/relay.mjs';
 
-const USAGE = `usage: cargo xtask bench browser [--runs N] [--transports ws,webrtc-direct]
-       [--seed-peers N] [--seed-content SIZE] [--format table|csv|json]`;
+/// Every case, in the order printed. `step` is the measurement it comes from; `read` takes the
+/// case's value from one run's results (undefined: not measured in that run).
+const CASES = [
+  { name: 'ceiling_ws', unit: 'MB/s', step: ['probe_peer_ws'], read: (r) => mbps(r.probe_peer_ws) },
+  { name: 'ceiling_webrtc_direct', unit: 'MB/s', step: ['probe_peer_webrtc-direct'], read: (r) => mbps(r['probe_peer_webrtc-direct']) },
+  { name: 'ceiling_ws_no_circuit', unit: 'MB/s', step: ['probe_relay_ws'], read: (r) => mbps(r.probe_relay_ws) },
+  { name: 'fetch_ws', unit: 'MB/s', step: ['fetch_ws'], read: (r) => mbps(r.fetch_ws) },
+  { name: 'fetch_webrtc_direct', unit: 'MB/s', step: ['fetch_webrtc-direct'], read: (r) => mbps(r['fetch_webrtc-direct']) },
+  { name: 'fetch_ws_1seed', unit: 'MB/s', step: ['fetch_ws_1seed'], read: (r) => mbps(r.fetch_ws_1seed) },
+  { name: 'fetch_ratio_ws', unit: 'ratio', step: ['fetch_ws', 'probe_peer_ws'], read: (r) => ratio(mbps(r.fetch_ws), mbps(r.probe_peer_ws)) },
+  { name: 'fetch_ratio_webrtc_direct', unit: 'ratio', step: ['fetch_webrtc-direct', 'probe_peer_webrtc-direct'], read: (r) => ratio(mbps(r['fetch_webrtc-direct']), mbps(r['probe_peer_webrtc-direct'])) },
+  { name: 'fetch_dup_pct_ws', unit: '%', step: ['fetch_ws'], read: (r) => r.fetch_ws && (100 * r.fetch_ws.duplicates) / (r.fetch_ws.blocks + r.fetch_ws.duplicates) },
+  { name: 'fetch_peers_ws', unit: 'peers', step: ['fetch_ws'], read: (r) => r.fetch_ws && r.fetch_ws.peerBlocks.filter((n) => n >= 0.1 * r.fetch_ws.blocks).length },
+  { name: 'longest_task_ms_ws', unit: 'ms', step: ['fetch_ws'], read: (r) => r.fetch_ws?.longestTaskMs },
+  { name: 'page_wasm_bytes_on_wire', unit: 'bytes', step: ['fetch_ws'], read: (r) => r.fetch_ws?.wasmOnWire },
+  { name: 'load_to_connected_ms_ws', unit: 'ms', step: ['fetch_ws'], read: (r) => r.fetch_ws?.connectedMs },
+  { name: 'load_to_connected_ms_webrtc_direct', unit: 'ms', step: ['fetch_webrtc-direct'], read: (r) => r['fetch_webrtc-direct']?.connectedMs },
+];
+
+/// What the issue asks of each case on loopback: [case, test, in words].
+const TARGETS = [
+  ['fetch_ratio_ws', (v) => v >= 0.8, '>= 0.8'],
+  ['fetch_ratio_webrtc_direct', (v) => v >= 0.8, '>= 0.8'],
+  ['fetch_peers_ws', (v) => v >= 2, '>= 2'],
+  ['longest_task_ms_ws', (v) => v <= 50, '<= 50'],
+  ['page_wasm_bytes_on_wire', (v) => v <= 700_000, '<= 700 KB'],
+  ['load_to_connected_ms_ws', (v) => v <= 500, '<= 500'],
+];
+
+const USAGE = `usage: cargo xtask bench browser [--runs N] [--cases a,b,...] [--seed-peers N]
+       [--seed-content SIZE] [--format table|csv|json]
+cases: ${CASES.map((c) => c.name).join(', ')}`;
 
 function options() {
   try {
     const { values } = parseArgs({
       options: {
         runs: { type: 'string', default: '5' },
-        transports: { type: 'string', default: 'ws,webrtc-direct' },
+        cases: { type: 'string', default: CASES.map((c) => c.name).join(',') },
         'seed-peers': { type: 'string', default: '3' },
-        'seed-content': { type: 'string', default: '8MiB' },
+        'seed-content': { type: 'string', default: '64MiB' },
         format: { type: 'string', default: 'table' },
         help: { type: 'boolean', default: false },
       },
@@ -29,36 +60,100 @@ function options() {
     const runs = Number(values.runs);
     if (!Number.isInteger(runs) || runs < 1) throw new Error(`--runs must be a positive integer, got ${values.runs}`);
     if (!['table', 'csv', 'json'].includes(values.format)) throw new Error(`--format must be table, csv or json, got ${values.format}`);
-    return { ...values, runs, transports: values.transports.split(',').filter(Boolean) };
+    const names = values.cases.split(',').filter(Boolean);
+    const unknown = names.filter((n) => !CASES.some((c) => c.name === n));
+    if (unknown.length) throw new Error(`unknown case ${unknown.join(', ')}`);
+    return { ...values, runs, cases: CASES.filter((c) => names.includes(c.name)) };
   } catch (e) {
     console.error(`error: ${e.message}\n${USAGE}`);
     process.exit(2);
   }
 }
 
-const FETCH_TIMEOUT = 120_000;
+const PAGE_TIMEOUT = 180_000;
 
-/// One fetch of `cid` over `transport` in a fresh context: the page's figures, or the error.
-async function fetchOnce(browser, relay, cid, transport) {
+const mbps = (m) => m && m.bytes / 1e6 / (m.elapsedMs / 1000);
+const ratio = (a, b) => (a === undefined || b === undefined ? undefined : a / b);
+
+// Every main-thread task over 50 ms, from the page's first script on.
+const LONGTASKS = `
+  window.__longtasks = [];
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) window.__longtasks.push({ start: e.startTime, duration: e.duration });
+  }).observe({ type: 'longtask', buffered: true });
+`;
+
+/// Opens `query` on `relay` in a fresh context and returns `read(page)`, or throws.
+async function onPage(browser, relay, query, read) {
   const { page, errors, close } = await openPage(browser);
   try {
-    await page.goto(`${relay.url}?room=default&fetch=${cid}&transport=${transport}`);
-    const done = page.getByTestId('fetch-done');
-    await done.waitFor({ timeout: FETCH_TIMEOUT });
-    const attr = async (name) => Number(await done.getAttribute(`data-${name}`));
-    const run = {
-      elapsedMs: await attr('elapsed-ms'),
-      bytes: await attr('bytes'),
-      blocks: await attr('blocks'),
-      peers: await attr('peers'),
-      duplicates: await attr('duplicates'),
-    };
+    await page.addInitScript(LONGTASKS);
+    await page.goto(`${relay.url}?${query}`);
+    const result = await read(page);
     if (errors.length) throw new Error(errors.join('; '));
-    return run;
-  } catch (e) {
-    return { error: String(e.message ?? e).split('\n')[0] };
+    return result;
   } finally {
     await close();
+  }
+}
+
+const attr = async (el, name) => Number(await el.getAttribute(`data-${name}`));
+
+/// The link probe to the relay or to the first peer through it.
+async function probe(browser, relay, transport, target, size) {
+  return onPage(browser, relay, `room=default&transport=${transport}&probe=${target}&probe-size=${size}`, async (page) => {
+    const failed = page.getByTestId('probe-error');
+    const done = page.getByTestId('probe-done').or(failed);
+    await done.waitFor({ timeout: PAGE_TIMEOUT });
+    if (await failed.isVisible()) throw new Error(await failed.textContent());
+    return { bytes: await attr(done, 'bytes'), elapsedMs: await attr(done, 'elapsed-ms') };
+  });
+}
+
+/// One fetch of `cid`, with what the page reports about it and about itself.
+async function fetchOnce(browser, relay, cid, transport) {
+  return onPage(browser, relay, `room=default&fetch=${cid}&transport=${transport}`, async (page) => {
+    const failed = page.getByTestId('transfer-error');
+    const done = page.getByTestId('fetch-done').or(failed);
+    await done.waitFor({ timeout: PAGE_TIMEOUT });
+    if (await failed.isVisible()) throw new Error(await failed.textContent());
+    const elapsedMs = await attr(done, 'elapsed-ms');
+    const page_ = await page.evaluate((fetchMs) => {
+      const now = performance.now();
+      // The fetch's own window; the page's load and wasm start-up come before it.
+      const during = window.__longtasks.filter((t) => t.start + t.duration >= now - fetchMs - 100);
+      const wasm = performance.getEntriesByType('resource').find((e) => e.name.endsWith('.wasm'));
+      return { longestTaskMs: Math.max(0, ...during.map((t) => t.duration)), wasmOnWire: wasm?.encodedBodySize };
+    }, elapsedMs);
+    return {
+      elapsedMs,
+      bytes: await attr(done, 'bytes'),
+      blocks: await attr(done, 'blocks'),
+      duplicates: await attr(done, 'duplicates'),
+      peerBlocks: (await done.getAttribute('data-peer-blocks')).split(',').filter(Boolean).map(Number),
+      connectedMs: await attr(page.getByTestId('status'), 'connected-after-ms'),
+      ...page_,
+    };
+  });
+}
+
+/// The measurement steps one run takes, in order, for the chosen cases.
+function steps(cases) {
+  const wanted = new Set(cases.flatMap((c) => c.step));
+  return ['probe_relay_ws', 'probe_peer_ws', 'fetch_ws', 'probe_peer_webrtc-direct', 'fetch_webrtc-direct', 'fetch_ws_1seed']
+    .filter((s) => wanted.has(s));
+}
+
+function runStep(step, ctx) {
+  const { browser, relay, oneSeed, cid, size } = ctx;
+  switch (step) {
+    case 'probe_relay_ws': return probe(browser, relay, 'ws', 'relay', size);
+    case 'probe_peer_ws': return probe(browser, relay, 'ws', 'peer', size);
+    case 'probe_peer_webrtc-direct': return probe(browser, relay, 'webrtc-direct', 'peer', size);
+    case 'fetch_ws': return fetchOnce(browser, relay, cid, 'ws');
+    case 'fetch_webrtc-direct': return fetchOnce(browser, relay, cid, 'webrtc-direct');
+    case 'fetch_ws_1seed': return fetchOnce(browser, oneSeed, cid, 'ws');
+    default: throw new Error(`no step ${step}`);
   }
 }
 
@@ -67,57 +162,49 @@ const median = (xs) => {
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
 
-function summarise(transport, runs) {
-  const ok = runs.filter((r) => !r.error);
-  const secs = ok.map((r) => r.elapsedMs / 1000);
-  const mibps = ok.map((r) => r.bytes / (1 << 20) / (r.elapsedMs / 1000));
-  const dupPct = ok.map((r) => (100 * r.duplicates) / (r.blocks + r.duplicates));
-  const stat = (xs, f) => (xs.length ? f(xs) : null);
+function summarise(c, runs) {
+  const values = runs.map(c.read).filter((v) => typeof v === 'number' && Number.isFinite(v));
+  const stat = (f) => (values.length ? f(values) : null);
   return {
-    transport,
-    runs: runs.length,
-    completed: ok.length,
-    time_s_median: stat(secs, median),
-    time_s_min: stat(secs, (x) => Math.min(...x)),
-    time_s_max: stat(secs, (x) => Math.max(...x)),
-    mib_per_s_median: stat(mibps, median),
-    dup_pct_median: stat(dupPct, median),
-    dup_pct_max: stat(dupPct, (x) => Math.max(...x)),
-    peers_median: stat(ok.map((r) => r.peers), median),
-    errors: runs.filter((r) => r.error).map((r) => r.error),
+    case: c.name,
+    unit: c.unit,
+    n: values.length,
+    failed: runs.length - values.length,
+    median: stat(median),
+    min: stat((x) => Math.min(...x)),
+    max: stat((x) => Math.max(...x)),
   };
 }
 
-const COLUMNS = ['transport', 'runs', 'completed', 'time_s_median', 'time_s_min', 'time_s_max',
-  'mib_per_s_median', 'dup_pct_median', 'dup_pct_max', 'peers_median', 'x_first'];
-
-const COUNTS = new Set(['runs', 'completed']);
+const COLUMNS = ['case', 'unit', 'n', 'failed', 'median', 'min', 'max'];
 
 function cell(column, v) {
   if (v === null || v === undefined) return '-';
-  return typeof v === 'number' && !COUNTS.has(column) ? v.toFixed(2) : String(v);
+  if (typeof v !== 'number' || ['n', 'failed'].includes(column)) return String(v);
+  return Math.abs(v) >= 1000 ? v.toFixed(0) : v.toFixed(2);
 }
 
-function print(rows, opts, size) {
-  const base = rows[0]?.time_s_median;
-  for (const r of rows) r.x_first = base && r.time_s_median !== null ? r.time_s_median / base : null;
+function print(rows, opts, context) {
   if (opts.format === 'json') {
     console.log(JSON.stringify(rows, null, 2));
     return;
   }
+  const table = [COLUMNS, ...rows.map((r) => COLUMNS.map((c) => cell(c, r[c])))];
   if (opts.format === 'csv') {
-    console.log(COLUMNS.join(','));
-    for (const r of rows) console.log(COLUMNS.map((c) => cell(c, r[c])).join(','));
+    for (const row of table) console.log(row.join(','));
     return;
   }
-  const table = [COLUMNS, ...rows.map((r) => COLUMNS.map((c) => cell(c, r[c])))];
   const widths = COLUMNS.map((_, i) => Math.max(...table.map((row) => row[i].length)));
-  for (const row of table) console.log(row.map((c, i) => (i ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join('  '));
-  console.log(`\nOne run: a fresh browser context opens the share link over one transport and fetches the ${size} demo file
-over Bitswap from ${opts['seed-peers']} seed peers inside a release relay on loopback. time_s is what the page reports: from the
-start of the fetch (once a room member is known) until every block is verified, including dialling the other seeds.
-Median, min and max over the completed runs; x_first is time_s_median over the first transport's.`);
-  for (const r of rows) for (const e of r.errors) console.log(`${r.transport}: run failed: ${e}`);
+  for (const row of table) console.log(row.map((c, i) => (i < 2 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  '));
+  console.log(`\n${context}`);
+  const byCase = Object.fromEntries(rows.map((r) => [r.case, r]));
+  const checked = TARGETS.filter(([name]) => byCase[name]?.median !== null && byCase[name]);
+  if (checked.length) {
+    console.log('\nTargets (medians):');
+    for (const [name, ok, words] of checked) {
+      console.log(`  ${ok(byCase[name].median) ? 'met    ' : 'MISSED '} ${name} ${words} (${cell('median', byCase[name].median)})`);
+    }
+  }
 }
 
 const opts = options();
@@ -127,26 +214,40 @@ if (!bin || !dist) {
   console.error('error: set SYNCSCOPE_RELAY_BIN and SYNCSCOPE_DIST (cargo xtask bench browser does this)');
   process.exit(2);
 }
-const relay = await startRelay({
-  bin, dist, args: ['--seed-peers', opts['seed-peers'], '--seed-content', opts['seed-content']],
-});
+const plan = steps(opts.cases);
+const seeds = (n) => ['--seed-peers', String(n), '--seed-content', opts['seed-content']];
+const relay = await startRelay({ bin, dist, args: seeds(opts['seed-peers']) });
+const oneSeed = plan.includes('fetch_ws_1seed') ? await startRelay({ bin, dist, args: seeds(1) }) : null;
 const browser = await launchBrowser();
-const rows = [];
+const results = [];
+const errors = [];
 try {
   if (!relay.shareLink) throw new Error('the relay printed no share link: it needs --seed-peers 1 or more');
   const cid = new URL(relay.shareLink).searchParams.get('fetch');
-  for (const transport of opts.transports) {
-    const runs = [];
-    for (let i = 0; i < opts.runs; i += 1) {
-      runs.push(await fetchOnce(browser, relay, cid, transport));
-      const last = runs[runs.length - 1];
-      console.error(`${transport} run ${i + 1}/${opts.runs}: ${last.error ? `failed: ${last.error}` : `${(last.elapsedMs / 1000).toFixed(2)} s`}`);
+  const ctx = { browser, relay, oneSeed, cid, size: opts['seed-content'] };
+  for (let i = 0; i < opts.runs; i += 1) {
+    const run = {};
+    for (const step of plan) {
+      try {
+        run[step] = await runStep(step, ctx);
+      } catch (e) {
+        errors.push(`run ${i + 1} ${step}: ${String(e.message ?? e).split('\n')[0]}`);
+      }
     }
-    rows.push(summarise(transport, runs));
+    results.push(run);
+    console.error(`run ${i + 1}/${opts.runs}: ${plan.map((s) => `${s} ${run[s] ? `${(run[s].elapsedMs / 1000).toFixed(2)} s` : 'failed'}`).join(', ')}`);
   }
 } finally {
   await browser.close();
   await relay.stop();
+  await oneSeed?.stop();
 }
-print(rows, opts, opts['seed-content']);
-process.exit(rows.every((r) => r.completed === r.runs) ? 0 : 1);
+const rows = opts.cases.map((c) => summarise(c, results));
+print(rows, opts, `Measured in headless Chromium ${browser.version()} on loopback against a release relay and the release page
+(${opts['seed-content']} demo file, ${opts['seed-peers']} seed peers inside the relay; fetch_ws_1seed from a second relay with 1).
+Per run, each case opens a fresh browser context. ceiling_*: the link probe (a bare stream of the same size, nothing but
+libp2p's layers) to the first seed through the relay circuit, or to the relay itself; fetch_*: the page's own figure from
+the start of the fetch until every block is verified; ratios pair a fetch with the ceiling of the same run. MB/s = 10^6 B/s.
+Median, min and max over the runs where the case completed (n); failed counts the rest.`);
+for (const e of errors) console.log(`failed: ${e}`);
+process.exit(rows.every((r) => r.failed === 0) ? 0 : 1);

@@ -9,8 +9,10 @@ use crate::e2e::{node_script, RelayBuild};
 use crate::project_root;
 
 const BROWSER_HELP: &str = "browser benchmark (run by xtask, not by syncscope-bench):
-  browser      The demo fetch in headless Chromium over WebSocket and WebRTC-direct, repeated:
-               median, min and max time, throughput and duplicate blocks per transport";
+  browser      The browser node in headless Chromium against a release relay with seed peers:
+               raw-link ceilings, fetches over WebSocket and WebRTC-direct (3 seeds and 1),
+               their ratio to the ceiling, duplicates, seeds used, longest main-thread task,
+               page weight and load time; one row per case (--cases, --runs, --format)";
 
 /// Benchmarks that run other binaries of the workspace, which must be built first.
 const NEEDS: &[(&str, &[&str])] = &[("relay", &["syncscope-relay"])];
