@@ -7,6 +7,7 @@ import { parseArgs } from 'node:util';
 
 import { launchBrowser, openPage } from '../lib/browser.mjs';
 import { startRelay } from '../lib/relay.mjs';
+import { printProfile, profileFetch } from './profile.mjs';
 
 /// Every case, in the order printed. `step` is the measurement it comes from; `read` takes the
 /// case's value from one run's results (undefined: not measured in that run).
@@ -38,7 +39,9 @@ const TARGETS = [
 ];
 
 const USAGE = `usage: cargo xtask bench browser [--runs N] [--cases a,b,...] [--seed-peers N]
-       [--seed-content SIZE] [--format table|csv|json]
+       [--seed-content SIZE] [--format table|csv|json] [--profile]
+--profile: one fetch over ws under Chrome's CPU profiler (a page built with its function names),
+           printed as time per kind of work and per function, instead of the cases
 cases: ${CASES.map((c) => c.name).join(', ')}`;
 
 function options() {
@@ -50,6 +53,7 @@ function options() {
         'seed-peers': { type: 'string', default: '3' },
         'seed-content': { type: 'string', default: '64MiB' },
         format: { type: 'string', default: 'table' },
+        profile: { type: 'boolean', default: false },
         help: { type: 'boolean', default: false },
       },
     });
@@ -213,6 +217,23 @@ const dist = process.env.SYNCSCOPE_DIST;
 if (!bin || !dist) {
   console.error('error: set SYNCSCOPE_RELAY_BIN and SYNCSCOPE_DIST (cargo xtask bench browser does this)');
   process.exit(2);
+}
+if (opts.profile) {
+  const relay = await startRelay({ bin, dist, args: ['--seed-peers', opts['seed-peers'], '--seed-content', opts['seed-content']] });
+  const browser = await launchBrowser();
+  try {
+    const { page, close } = await openPage(browser);
+    const profile = await profileFetch(page, relay, new URL(relay.shareLink).searchParams.get('fetch'));
+    await close();
+    console.log(`Chrome's sampling CPU profiler (250 µs) over one ${opts['seed-content']} fetch over ws from ${opts['seed-peers']} seed peers,
+in headless Chromium ${browser.version()} on loopback; the page is the release build with its wasm function names kept and
+no wasm-opt, so it runs a little slower than the served one. Self time: the function on top of the stack.\n`);
+    printProfile(profile);
+  } finally {
+    await browser.close();
+    await relay.stop();
+  }
+  process.exit(0);
 }
 const plan = steps(opts.cases);
 const seeds = (n) => ['--seed-peers', String(n), '--seed-content', opts['seed-content']];

@@ -6,13 +6,14 @@ use anyhow::Result;
 
 use crate::cmd;
 use crate::e2e::{node_script, RelayBuild};
-use crate::project_root;
+use crate::{project_root, ui};
 
 const BROWSER_HELP: &str = "browser benchmark (run by xtask, not by syncscope-bench):
   browser      The browser node in headless Chromium against a release relay with seed peers:
                raw-link ceilings, fetches over WebSocket and WebRTC-direct (3 seeds and 1),
                their ratio to the ceiling, duplicates, seeds used, longest main-thread task,
-               page weight and load time; one row per case (--cases, --runs, --format)";
+               page weight and load time; one row per case (--cases, --runs, --format);
+               --profile: one fetch under Chrome's CPU profiler instead, time by function";
 
 /// Benchmarks that run other binaries of the workspace, which must be built first.
 const NEEDS: &[(&str, &[&str])] = &[("relay", &["syncscope-relay"])];
@@ -34,7 +35,11 @@ pub fn run(args: &[String]) -> Result<()> {
                 node.arg("bench/browser.mjs").current_dir(project_root().join("e2e"));
                 node
             }
-            false => node_script("bench/browser.mjs", RelayBuild::Release)?,
+            false => {
+                let profiling = flags.iter().any(|a| a == "--profile");
+                let page = if profiling { ui::Page::Profiling } else { ui::Page::Release };
+                node_script("bench/browser.mjs", RelayBuild::Release, page)?
+            }
         };
         node.args(flags);
         return cmd::run(&mut node);

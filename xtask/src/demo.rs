@@ -8,7 +8,7 @@ use crate::cmd;
 use crate::{project_root, ui};
 
 pub fn run(relay_flags: &[String]) -> Result<()> {
-    ui::build()?;
+    ui::build(ui::Page::Release)?;
     cmd::run(cmd::cargo().args(["build", "--release", "-p", "syncscope-relay"]))?;
     let root = project_root();
     let relay = root.join("target/release/syncscope-relay");

@@ -18,17 +18,17 @@ pub enum RelayBuild {
 }
 
 pub fn run(filter: Option<&str>) -> Result<()> {
-    let mut node = node_script("run.mjs", RelayBuild::Debug)?;
+    let mut node = node_script("run.mjs", RelayBuild::Debug, ui::Page::Release)?;
     node.args(filter);
     cmd::run(&mut node)
 }
 
-/// `node SCRIPT` in `e2e/`, once Chromium, the npm packages, the built UI and the relay are
-/// ready; the relay binary and `dist/` are passed in the environment.
-pub fn node_script(script: &str, relay: RelayBuild) -> Result<Command> {
+/// `node SCRIPT` in `e2e/`, once Chromium, the npm packages, the built `page` and the relay are
+/// ready; the relay binary and the page's folder are passed in the environment.
+pub fn node_script(script: &str, relay: RelayBuild, page: ui::Page) -> Result<Command> {
     tools::chromium()?;
     tools::e2e_packages()?;
-    ui::build()?;
+    let dist = ui::build(page)?;
     let mut build = cmd::cargo();
     build.args(["build", "-p", "syncscope-relay"]);
     let profile = match relay {
@@ -44,6 +44,6 @@ pub fn node_script(script: &str, relay: RelayBuild) -> Result<Command> {
     node.arg(script)
         .current_dir(root.join("e2e"))
         .env("SYNCSCOPE_RELAY_BIN", root.join("target").join(profile).join("syncscope-relay"))
-        .env("SYNCSCOPE_DIST", root.join("dist"));
+        .env("SYNCSCOPE_DIST", dist);
     Ok(node)
 }

@@ -1,12 +1,26 @@
-//! Builds the browser UI into `dist/` with Trunk (the size-optimised `ui-release` profile, set in
-//! `public/index.html`), checks its `.wasm` imports nothing from `env`, and precompresses it.
+//! Builds the browser UI with Trunk: into `dist/` with the size-optimised `ui-release` profile (set
+//! in `public/index.html`), checked to import nothing from `env` and precompressed; or, for
+//! profiling, the same code with its function names kept and without wasm-opt, into
+//! `target/dist-profiling/`.
 
-use anyhow::Result;
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
 
 use crate::cmd;
 use crate::{compress, project_root, tidy, tools};
 
-pub fn build() -> Result<()> {
+/// Which build of the page.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Page {
+    /// What the relay serves users.
+    Release,
+    /// The release code with its names, so that a CPU profile says which functions ran.
+    Profiling,
+}
+
+/// Builds `page` and returns its folder.
+pub fn build(page: Page) -> Result<PathBuf> {
     tools::wasm_target()?;
     tools::wasm_bindgen()?;
     tools::trunk()?;
@@ -15,11 +29,35 @@ pub fn build() -> Result<()> {
         std::iter::once(binaryen)
             .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
     )?;
-    cmd::run(cmd::command("trunk").args(["build", "--release", "--offline"]).env("PATH", path))?;
-    let dist = project_root().join("dist");
-    tidy::wasm::check_dir(&dist)?;
-    for (file, raw, br) in compress::dist(&dist)? {
-        println!("dist/{file}: {raw} bytes, {br} with brotli");
+    let mut trunk = cmd::command("trunk");
+    trunk.args(["build", "--release", "--offline"]).env("PATH", path);
+    let dist = match page {
+        Page::Release => project_root().join("dist"),
+        Page::Profiling => {
+            let dist = project_root().join("target/dist-profiling");
+            trunk.arg(profiling_html()?).arg("--dist").arg(&dist);
+            dist
+        }
+    };
+    cmd::run(&mut trunk)?;
+    if page == Page::Release {
+        tidy::wasm::check_dir(&dist)?;
+        for (file, raw, br) in compress::dist(&dist)? {
+            println!("dist/{file}: {raw} bytes, {br} with brotli");
+        }
     }
-    Ok(())
+    Ok(dist)
+}
+
+/// `public/index.html` with the wasm's names kept and wasm-opt (which drops them) off, written
+/// beside it so that its relative links still resolve; git ignores it.
+fn profiling_html() -> Result<PathBuf> {
+    let public = project_root().join("public");
+    let html = std::fs::read_to_string(public.join("index.html"))?;
+    let marker = r#"data-wasm-opt="z""#;
+    anyhow::ensure!(html.contains(marker), "public/index.html no longer sets {marker}");
+    let profiling = html.replace(marker, r#"data-wasm-opt="0" data-keep-debug"#);
+    let out = public.join("profiling.html");
+    std::fs::write(&out, profiling).with_context(|| format!("writing {}", out.display()))?;
+    Ok(out)
 }

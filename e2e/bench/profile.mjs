@@ -1,0 +1,85 @@
+// Where a fetch's time goes in the page: one fetch under Chrome's sampling CPU profiler (the
+// DevTools Protocol's Profiler domain), each sample's self time put to the kind of work its
+// function does. Run against a page built with its wasm function names (`--profile`).
+
+/// Kinds of work, by function name; the first match wins, so specific kinds come first.
+const KINDS = [
+  ['hashing (SHA-2/3)', /sha2|sha256|compress256|sha3|keccak/i],
+  ['Noise cipher (ChaCha20-Poly1305)', /chacha|poly1305|snow|noise|aead|cipher/i],
+  ['yamux', /yamux/i],
+  ['WebRTC data channels', /webrtc/i],
+  ['WebSocket and JS/wasm boundary', /websocket|web_sys|js_sys|wasm_bindgen|__wbg|closure|onmessage|getRandomValues/i],
+  ['copies (memcpy, Bytes, Vec)', /memcpy|memmove|memset|copy_from_slice|extend_from_slice|to_vec|bytes::|BytesMut/i],
+  ['allocation', /dlmalloc|alloc::|__rust_alloc|__rust_dealloc|realloc|malloc|\bfree\b/i],
+  ['Bitswap', /bitswap/i],
+  ['pull-sync', /pullsync/i],
+  ['protobuf', /prost|protobuf/i],
+  ['CIDs and multihashes', /cid::|multihash|unsigned_varint/i],
+  ['gossipsub, identify, ping', /gossipsub|identify|libp2p_ping/i],
+  ['libp2p swarm, multistream, relay', /libp2p_swarm|multistream|libp2p_relay|libp2p_core/i],
+  ['Leptos UI and charts', /leptos|reactive_graph|tachys|plotters|syncscope_ui/i],
+  ['timers', /setTimeout|clearTimeout|gloo_timers|futures_timer/i],
+  ['polling (futures, the node driver)', /futures|poll|waker|wasm_bindgen_futures|syncscope_node/i],
+  ['garbage collection', /^\(garbage collector\)$/],
+  ['idle', /^\(idle\)$/],
+  ['browser outside JS and wasm (network, layout, paint)', /^\(program\)$/],
+];
+
+function kindOf(frame) {
+  const name = frame.functionName || '(anonymous)';
+  for (const [kind, re] of KINDS) if (re.test(name)) return kind;
+  return frame.url.endsWith('.wasm') || name.startsWith('wasm-function') ? 'other wasm' : 'other JS';
+}
+
+/// Rust symbols shortened to their last path segments, without the hash.
+function shortName(name) {
+  return (name || '(anonymous)').replace(/::h[0-9a-f]{16}$/, '').replace(/<.*>/g, '<…>').slice(-90);
+}
+
+/// Profiles one fetch of `cid` over ws on `page` (already open on nothing) and returns the
+/// fetch's elapsed time and the profile's self time per kind and per function.
+export async function profileFetch(page, relay, cid) {
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('Profiler.enable');
+  await cdp.send('Profiler.setSamplingInterval', { interval: 250 });
+  await page.goto(`${relay.url}?room=default&fetch=${cid}&transport=ws`);
+  await page.getByTestId('fetch-progress').waitFor({ timeout: 60_000 });
+  await cdp.send('Profiler.start');
+  const done = page.getByTestId('fetch-done');
+  await done.waitFor({ timeout: 300_000 });
+  const { profile } = await cdp.send('Profiler.stop');
+  const byNode = new Map(profile.nodes.map((n) => [n.id, n]));
+  const kinds = new Map();
+  const functions = new Map();
+  let total = 0;
+  profile.samples.forEach((id, i) => {
+    const us = profile.timeDeltas[i] ?? 0;
+    const frame = byNode.get(id).callFrame;
+    total += us;
+    const kind = kindOf(frame);
+    kinds.set(kind, (kinds.get(kind) ?? 0) + us);
+    const fn = `${shortName(frame.functionName)}${frame.url.endsWith('.wasm') ? '' : ' (JS)'}`;
+    const f = functions.get(fn) ?? { us: 0, kind };
+    f.us += us;
+    functions.set(fn, f);
+  });
+  return {
+    elapsedMs: Number(await done.getAttribute('data-elapsed-ms')),
+    bytes: Number(await done.getAttribute('data-bytes')),
+    totalMs: total / 1000,
+    kinds: [...kinds].map(([kind, us]) => ({ kind, ms: us / 1000 })).sort((a, b) => b.ms - a.ms),
+    functions: [...functions].map(([name, f]) => ({ name, kind: f.kind, ms: f.us / 1000 }))
+      .sort((a, b) => b.ms - a.ms),
+  };
+}
+
+export function printProfile(p, top = 25) {
+  const pct = (ms) => `${((100 * ms) / p.totalMs).toFixed(1).padStart(5)} %`;
+  console.log(`fetch: ${(p.bytes / 1e6).toFixed(1)} MB in ${(p.elapsedMs / 1000).toFixed(2)} s; ${p.totalMs.toFixed(0)} ms profiled\n`);
+  console.log('self time by kind of work');
+  for (const k of p.kinds) console.log(`  ${k.kind.padEnd(54)} ${k.ms.toFixed(0).padStart(7)} ms  ${pct(k.ms)}`);
+  console.log(`\ntop ${top} functions by self time`);
+  for (const f of p.functions.slice(0, top)) {
+    console.log(`  ${pct(f.ms)}  ${f.ms.toFixed(0).padStart(6)} ms  ${f.name}  [${f.kind}]`);
+  }
+}
