@@ -30,7 +30,7 @@ pub fn build(page: Page) -> Result<PathBuf> {
             .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
     )?;
     let mut trunk = cmd::command("trunk");
-    trunk.args(["build", "--release", "--offline"]).env("PATH", path);
+    trunk.args(["build", "--release", "--offline=true"]).env("PATH", path);
     let dist = match page {
         Page::Release => project_root().join("dist"),
         Page::Profiling => {
