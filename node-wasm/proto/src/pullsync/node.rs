@@ -133,6 +133,11 @@ where
         self.puller.set_storage_radius(now, radius);
     }
 
+    /// Pauses or resumes the puller's page requests (serving goes on); see [`Puller::set_paused`].
+    pub fn set_paused(&mut self, now: Instant, paused: bool) {
+        self.puller.set_paused(now, paused);
+    }
+
     /// Bins currently synced from `peer`.
     pub fn syncing_bins(&self, peer: &P) -> Vec<u8> {
         self.puller.syncing_bins(peer)

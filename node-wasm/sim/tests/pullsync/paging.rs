@@ -94,3 +94,26 @@ fn epoch_change_resets_the_intervals() {
     assert_eq!(pair2.client().puller_stats().chunks_offered, 30);
     assert_eq!(pair2.client().puller_stats().chunks_wanted, 0);
 }
+
+#[test]
+fn a_paused_puller_finishes_its_pages_then_waits_and_resumes_where_it_stopped() {
+    let mut rng = rng();
+    let chunks = chunks_in_bin(&mut rng, 0, 500, 128);
+    let mut pair = bin0_pair(Config::default().with_max_page(100));
+    pair.add_to_reserve(&chunks);
+    pair.connect();
+    pair.drive_to(|p| !p.delivered().is_empty());
+    pair.with_node(CLIENT, |node, now| node.set_paused(now, true));
+    pair.drive();
+    let while_paused = pair.delivered().len();
+    assert!(while_paused < 500, "pulling stopped once its pages under way were done");
+    assert_eq!(while_paused % 100, 0, "the page under way finished: {while_paused}");
+    let later = pair.now() + Duration::from_secs(60);
+    pair.drive_until(later);
+    assert_eq!(pair.delivered().len(), while_paused, "nothing more while paused");
+
+    pair.with_node(CLIENT, |node, now| node.set_paused(now, false));
+    pair.drive();
+    assert_eq!(pair.delivered_addresses(), addresses(&chunks), "every chunk once, in order");
+    assert_eq!(pair.server().server_stats().chunks_sent, 500);
+}

@@ -77,6 +77,16 @@ impl<S: ChunkStore + 'static, I: IntervalStore + 'static> Behaviour<S, I> {
         self.command(|_, ctx| ctx.core.set_storage_radius(ctx.now, radius));
     }
 
+    /// Pauses or resumes pulling (serving goes on): pages under way finish, then no new page is
+    /// requested until resumed.
+    pub fn set_paused(&mut self, paused: bool) {
+        self.command(|_, ctx| ctx.core.set_paused(ctx.now, paused));
+    }
+
+    pub fn is_paused(&self) -> bool {
+        self.core().puller().is_paused()
+    }
+
     /// Stores a chunk that this node created or received outside pull-sync (an upload), so that
     /// it is offered to pullers.
     pub fn store_chunk(&mut self, chunk: Chunk) -> Result<bool, StoreError> {

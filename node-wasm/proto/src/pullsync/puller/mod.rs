@@ -182,6 +182,8 @@ pub struct Puller<P, S> {
     config: Config,
     overlay: Address,
     radius: u8,
+    /// No new page is requested while paused; pages under way finish.
+    paused: bool,
     store: S,
     peers: HashMap<P, PeerSync>,
     streams: HashMap<StreamId, Outbound<P>>,
@@ -206,6 +208,7 @@ impl<P: Copy + Eq + Hash + Debug, S: IntervalStore> Puller<P, S> {
             config,
             overlay,
             radius: 0,
+            paused: false,
             store,
             peers: HashMap::new(),
             streams: HashMap::new(),
@@ -284,6 +287,33 @@ impl<P: Copy + Eq + Hash + Debug, S: IntervalStore> Puller<P, S> {
         for peer in peers {
             self.recalc(now, peer);
         }
+    }
+
+    /// Pauses or resumes requesting pages, e.g. while a foreground transfer wants the link.
+    /// Pages under way finish; their bins then wait, idle, and resume where they stopped.
+    pub fn set_paused(&mut self, now: Instant, paused: bool) {
+        let resumed = self.paused && !paused;
+        self.paused = paused;
+        if !resumed {
+            return;
+        }
+        let mut idle = Vec::new();
+        for (peer, sync) in &self.peers {
+            for (bin, b) in (0u8..).zip(&sync.bins).filter(|(_, b)| b.active) {
+                for (worker, live) in [(b.historical, false), (b.live, true)] {
+                    if worker == Worker::Idle {
+                        idle.push((*peer, bin, live));
+                    }
+                }
+            }
+        }
+        for (peer, bin, live) in idle {
+            self.next_page(now, peer, bin, live, 0);
+        }
+    }
+
+    pub fn is_paused(&self) -> bool {
+        self.paused
     }
 
     /// Bytes read from an outbound `stream`. `have` says which offered chunks are already stored.
@@ -522,7 +552,11 @@ impl<P: Copy + Eq + Hash + Debug, S: IntervalStore> Puller<P, S> {
     }
 
     /// Opens a page stream and makes it the worker's; a Get that cannot be sent retries later.
+    /// While paused the worker stays idle instead, until [`Puller::set_paused`] resumes it.
     fn open_page(&mut self, now: Instant, peer: P, bin: u8, live: bool, start: u64, refetch: u8) {
+        if self.paused {
+            return self.set_worker(peer, bin, live, Worker::Idle);
+        }
         let protocol = match self.config.delivery {
             DeliveryMode::Streamed => Protocol::Pullsync,
             DeliveryMode::Batched => Protocol::PullsyncBatched,
