@@ -37,6 +37,8 @@ pub(super) enum Command {
     Dial(Multiaddr),
     Add(Box<(ImportedFile, SplitFile)>),
     Fetch(Cid),
+    /// A link probe started (`true`) or ended: it measures the link with nothing else on it.
+    Probing(bool),
 }
 
 pub(super) struct Driver {
@@ -48,6 +50,10 @@ pub(super) struct Driver {
     dial_members: bool,
     membership: Membership,
     fetches: Fetches,
+    /// Pause pull-sync's pulling while a fetch or a link probe runs
+    /// ([`ProtocolSettings::pullsync_yields`]).
+    pullsync_yields: bool,
+    probes: usize,
     started: Instant,
     events: mpsc::Sender<NodeEvent>,
 }
@@ -68,6 +74,8 @@ impl Driver {
             reserve: config.reserve,
             dial_members: config.dial_members,
             fetches: Fetches::default(),
+            pullsync_yields: config.protocols.pullsync_yields,
+            probes: 0,
             started: Instant::now(),
             events,
         })
@@ -132,7 +140,13 @@ impl Driver {
             Command::Fetch(root) => {
                 if !self.fetches.is_active(&root) {
                     self.fetches.start(&mut self.swarm.behaviour_mut().bitswap, root);
+                    self.yield_pullsync();
                 }
+                Ok(())
+            }
+            Command::Probing(started) => {
+                self.probes = if started { self.probes + 1 } else { self.probes.saturating_sub(1) };
+                self.yield_pullsync();
                 Ok(())
             }
         };
@@ -226,6 +240,7 @@ impl Driver {
             bitswap::Event::Block { fetch, cid, data } => {
                 let bitswap = &mut self.swarm.behaviour_mut().bitswap;
                 if let Some(update) = self.fetches.on_block(bitswap, fetch, cid, &data) {
+                    self.yield_pullsync();
                     self.emit(NodeEvent::Fetch(update));
                 }
             }
@@ -238,6 +253,21 @@ impl Driver {
                 self.emit(NodeEvent::Error { error });
             }
             _ => {}
+        }
+    }
+
+    /// Pull-sync pulls only while no fetch or link probe runs, if so configured: a fetch is what
+    /// the user waits for, a probe measures the bare link, and the background copy of the same
+    /// content would take a share of it.
+    fn yield_pullsync(&mut self) {
+        let paused = self.pullsync_yields && (self.fetches.any_active() || self.probes > 0);
+        let pullsync = &mut self.swarm.behaviour_mut().pullsync;
+        if pullsync.is_paused() != paused {
+            match paused {
+                true => tracing::info!("pull-sync pulling paused while a fetch runs"),
+                false => tracing::info!("pull-sync pulling resumed"),
+            }
+            pullsync.set_paused(paused);
         }
     }
 

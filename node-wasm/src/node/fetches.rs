@@ -132,6 +132,10 @@ impl Fetches {
         self.by_session.insert(session, fetch);
     }
 
+    pub fn any_active(&self) -> bool {
+        !self.by_session.is_empty()
+    }
+
     pub fn is_active(&self, root: &Cid) -> bool {
         self.by_session.values().any(|f| f.root == *root)
     }

@@ -90,13 +90,18 @@ impl NodeControl {
     }
 
     /// Measures the raw link to a connected `peer`: `bytes` bytes over the link probe, with
-    /// nothing but libp2p's own layers on the way ([`link_probe`]).
+    /// nothing but libp2p's own layers on the way ([`link_probe`]). Pull-sync pauses meanwhile,
+    /// as for a fetch ([`crate::node::ProtocolSettings::pullsync_yields`]).
     pub async fn measure_link(
         &self,
         peer: PeerId,
         bytes: u64,
     ) -> Result<LinkMeasurement, ProbeError> {
-        link_probe::measure(&mut self.link_probe.clone(), peer, bytes).await
+        // A stopped node cannot take the notes; the probe then fails on its own.
+        let _ = self.send(Command::Probing(true));
+        let measured = link_probe::measure(&mut self.link_probe.clone(), peer, bytes).await;
+        let _ = self.send(Command::Probing(false));
+        measured
     }
 
     fn send(&self, command: Command) -> Result<(), CommandError> {
