@@ -40,8 +40,8 @@ const TARGETS = [
 
 const USAGE = `usage: cargo xtask bench browser [--runs N] [--cases a,b,...] [--seed-peers N]
        [--seed-content SIZE] [--format table|csv|json] [--profile]
---profile: one fetch over ws under Chrome's CPU profiler (a page built with its function names),
-           printed as time per kind of work and per function, instead of the cases
+--profile: the page's load and one fetch over ws under Chrome's CPU profiler (a page built with
+           its function names), printed as time per kind of work and per function, instead of the cases
 cases: ${CASES.map((c) => c.name).join(', ')}`;
 
 function options() {
@@ -225,7 +225,8 @@ if (opts.profile) {
     const { page, close } = await openPage(browser);
     const profile = await profileFetch(page, relay, new URL(relay.shareLink).searchParams.get('fetch'));
     await close();
-    console.log(`Chrome's sampling CPU profiler (250 µs) over one ${opts['seed-content']} fetch over ws from ${opts['seed-peers']} seed peers,
+    console.log(`Chrome's sampling CPU profiler (250 µs) over the page's load (from the navigation's commit until the relay
+connects) and one ${opts['seed-content']} fetch over ws from ${opts['seed-peers']} seed peers,
 in headless Chromium ${browser.version()} on loopback; the page is the release build with its wasm function names kept and
 no wasm-opt, so it runs a little slower than the served one. Self time: the function on top of the stack.\n`);
     printProfile(profile);

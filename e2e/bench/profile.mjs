@@ -1,6 +1,7 @@
-// Where a fetch's time goes in the page: one fetch under Chrome's sampling CPU profiler (the
-// DevTools Protocol's Profiler domain), each sample's self time put to the kind of work its
-// function does. Run against a page built with its wasm function names (`--profile`).
+// Where the page's time goes: its load until the relay connects, then one fetch, each under
+// Chrome's sampling CPU profiler (the DevTools Protocol's Profiler domain), each sample's self time
+// put to the kind of work its function does. Run against a page built with its wasm function
+// names (`--profile`).
 
 /// Kinds of work, by function name; the first match wins, so specific kinds come first.
 const KINDS = [
@@ -36,18 +37,8 @@ function shortName(name) {
   return (name || '(anonymous)').replace(/::h[0-9a-f]{16}$/, '').replace(/<.*>/g, '<…>').slice(-90);
 }
 
-/// Profiles one fetch of `cid` over ws on `page` (already open on nothing) and returns the
-/// fetch's elapsed time and the profile's self time per kind and per function.
-export async function profileFetch(page, relay, cid) {
-  const cdp = await page.context().newCDPSession(page);
-  await cdp.send('Profiler.enable');
-  await cdp.send('Profiler.setSamplingInterval', { interval: 250 });
-  await page.goto(`${relay.url}?room=default&fetch=${cid}&transport=ws`);
-  await page.getByTestId('fetch-progress').waitFor({ timeout: 60_000 });
-  await cdp.send('Profiler.start');
-  const done = page.getByTestId('fetch-done');
-  await done.waitFor({ timeout: 300_000 });
-  const { profile } = await cdp.send('Profiler.stop');
+/// Self time per kind and per function over a CPU profile's samples.
+function breakdown(profile) {
   const byNode = new Map(profile.nodes.map((n) => [n.id, n]));
   const kinds = new Map();
   const functions = new Map();
@@ -64,8 +55,6 @@ export async function profileFetch(page, relay, cid) {
     functions.set(fn, f);
   });
   return {
-    elapsedMs: Number(await done.getAttribute('data-elapsed-ms')),
-    bytes: Number(await done.getAttribute('data-bytes')),
     totalMs: total / 1000,
     kinds: [...kinds].map(([kind, us]) => ({ kind, ms: us / 1000 })).sort((a, b) => b.ms - a.ms),
     functions: [...functions].map(([name, f]) => ({ name, kind: f.kind, ms: f.us / 1000 }))
@@ -73,9 +62,38 @@ export async function profileFetch(page, relay, cid) {
   };
 }
 
-export function printProfile(p, top = 25) {
+/// Profiles `page` from navigation to its relay connection, then one fetch of `cid` over ws:
+/// each phase's time and its breakdown.
+export async function profileFetch(page, relay, cid) {
+  // The profiler starts once the navigation commits: a new document may get a new renderer.
+  await page.goto(`${relay.url}?room=default&fetch=${cid}&transport=ws`, { waitUntil: 'commit' });
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('Profiler.enable');
+  await cdp.send('Profiler.setSamplingInterval', { interval: 250 });
+  await cdp.send('Profiler.start');
+  const status = page.getByTestId('status');
+  await page.locator('[data-testid="status"][data-connected-after-ms]').waitFor({ timeout: 60_000 });
+  const load = breakdown((await cdp.send('Profiler.stop')).profile);
+  load.elapsedMs = Number(await status.getAttribute('data-connected-after-ms'));
+  await page.getByTestId('fetch-progress').waitFor({ timeout: 60_000 });
+  await cdp.send('Profiler.start');
+  const done = page.getByTestId('fetch-done');
+  await done.waitFor({ timeout: 300_000 });
+  const fetch = breakdown((await cdp.send('Profiler.stop')).profile);
+  fetch.elapsedMs = Number(await done.getAttribute('data-elapsed-ms'));
+  fetch.bytes = Number(await done.getAttribute('data-bytes'));
+  return { load, fetch };
+}
+
+export function printProfile({ load, fetch }) {
+  console.log(`== page load: navigation to connected in ${load.elapsedMs} ms; ${load.totalMs.toFixed(0)} ms profiled\n`);
+  printBreakdown(load, 15);
+  console.log(`\n== fetch: ${(fetch.bytes / 1e6).toFixed(1)} MB in ${(fetch.elapsedMs / 1000).toFixed(2)} s; ${fetch.totalMs.toFixed(0)} ms profiled\n`);
+  printBreakdown(fetch, 25);
+}
+
+function printBreakdown(p, top) {
   const pct = (ms) => `${((100 * ms) / p.totalMs).toFixed(1).padStart(5)} %`;
-  console.log(`fetch: ${(p.bytes / 1e6).toFixed(1)} MB in ${(p.elapsedMs / 1000).toFixed(2)} s; ${p.totalMs.toFixed(0)} ms profiled\n`);
   console.log('self time by kind of work');
   for (const k of p.kinds) console.log(`  ${k.kind.padEnd(54)} ${k.ms.toFixed(0).padStart(7)} ms  ${pct(k.ms)}`);
   console.log(`\ntop ${top} functions by self time`);
