@@ -218,8 +218,9 @@ if (!bin || !dist) {
   console.error('error: set SYNCSCOPE_RELAY_BIN and SYNCSCOPE_DIST (cargo xtask bench browser does this)');
   process.exit(2);
 }
+const seeds = (n) => ['--seed-peers', String(n), '--seed-content', opts['seed-content']];
 if (opts.profile) {
-  const relay = await startRelay({ bin, dist, args: ['--seed-peers', opts['seed-peers'], '--seed-content', opts['seed-content']] });
+  const relay = await startRelay({ bin, dist, args: seeds(opts['seed-peers']) });
   const browser = await launchBrowser();
   try {
     const { page, close } = await openPage(browser);
@@ -237,7 +238,6 @@ no wasm-opt, so it runs a little slower than the served one. Self time: the func
   process.exit(0);
 }
 const plan = steps(opts.cases);
-const seeds = (n) => ['--seed-peers', String(n), '--seed-content', opts['seed-content']];
 const relay = await startRelay({ bin, dist, args: seeds(opts['seed-peers']) });
 const oneSeed = plan.includes('fetch_ws_1seed') ? await startRelay({ bin, dist, args: seeds(1) }) : null;
 const browser = await launchBrowser();

@@ -4,9 +4,10 @@
 //!
 //! The asker writes how many bytes it wants (a big-endian `u64`) and closes its side; the server
 //! writes that many bytes and closes. A server serves [`MAX_CONCURRENT`] probes at a time, each
-//! for at most [`MAX_PROBE_BYTES`] and [`SERVE_TIMEOUT`], so that a probe costs it no more than a
+//! for at most [`MAX_PROBE_BYTES`] and [`PROBE_TIMEOUT`], so that a probe costs it no more than a
 //! large fetch would.
 
+use std::future::Future;
 use std::io;
 use std::time::Duration;
 
@@ -21,8 +22,9 @@ pub const PROTOCOL: StreamProtocol = StreamProtocol::new("/syncscope/link-probe/
 pub const MAX_PROBE_BYTES: u64 = 1 << 30;
 /// Probes a server serves at once; more wait.
 pub const MAX_CONCURRENT: usize = 2;
-/// A probe that takes longer than this is cut, so a reader that stops reading frees its slot.
-pub const SERVE_TIMEOUT: Duration = Duration::from_secs(120);
+/// A probe that takes longer than this is cut, on both sides: a reader that stops reading frees
+/// the server's slot, and a server that stops sending does not leave the asker waiting.
+pub const PROBE_TIMEOUT: Duration = Duration::from_secs(120);
 /// Writes go out in pieces of this size: big enough that per-write costs vanish, small enough
 /// that one piece fits the multiplexer's window several times.
 const WRITE_SIZE: usize = 64 * 1024;
@@ -67,6 +69,15 @@ pub async fn measure(
     }
     let started = Instant::now();
     let mut stream = control.open_stream(peer, PROTOCOL).await?;
+    let got = within_timeout(receive(&mut stream, bytes)).await?;
+    if got != bytes {
+        return Err(ProbeError::WrongLength { got, wanted: bytes });
+    }
+    Ok(LinkMeasurement { peer, bytes, elapsed: started.elapsed() })
+}
+
+/// Asks for `bytes` on `stream` and counts what arrives, stopping once it is more.
+async fn receive(stream: &mut Stream, bytes: u64) -> io::Result<u64> {
     stream.write_all(&bytes.to_be_bytes()).await?;
     stream.close().await?;
     let mut buf = vec![0; WRITE_SIZE];
@@ -81,19 +92,14 @@ pub async fn measure(
             break;
         }
     }
-    if got != bytes {
-        return Err(ProbeError::WrongLength { got, wanted: bytes });
-    }
-    Ok(LinkMeasurement { peer, bytes, elapsed: started.elapsed() })
+    Ok(got)
 }
 
 /// Serves every probe that arrives on `incoming`, until the node stops.
 pub async fn serve(incoming: IncomingStreams) {
     incoming
         .for_each_concurrent(MAX_CONCURRENT, |(peer, stream)| async move {
-            let timeout = Delay::new(SERVE_TIMEOUT).map(|()| Err(timed_out()));
-            let served = future::select(Box::pin(serve_one(stream)), timeout).await;
-            match served.factor_first().0 {
+            match within_timeout(serve_one(stream)).await {
                 Ok(bytes) => tracing::debug!(%peer, bytes, "link probe served"),
                 Err(e) => tracing::debug!(%peer, "link probe not served: {e}"),
             }
@@ -120,6 +126,10 @@ async fn serve_one(mut stream: Stream) -> io::Result<u64> {
     Ok(bytes)
 }
 
-fn timed_out() -> io::Error {
-    io::Error::new(io::ErrorKind::TimedOut, format!("not done within {SERVE_TIMEOUT:?}"))
+/// `work`, or a timed-out error once [`PROBE_TIMEOUT`] has passed.
+async fn within_timeout<T>(work: impl Future<Output = io::Result<T>>) -> io::Result<T> {
+    let timeout = Delay::new(PROBE_TIMEOUT).map(|()| {
+        Err(io::Error::new(io::ErrorKind::TimedOut, format!("not done within {PROBE_TIMEOUT:?}")))
+    });
+    future::select(Box::pin(work), timeout).await.factor_first().0
 }

@@ -21,7 +21,7 @@ use super::config::{NodeConfig, RelayAddress};
 use super::events::{
     ContentAdded, Misbehaviour, NodeError, NodeEvent, NodeStats, ReservationError, TransportKind,
 };
-use super::fetches::Fetches;
+use super::fetches::{FetchUpdate, Fetches};
 use super::membership::{Membership, RoomUpdate};
 use crate::content::{ImportedFile, SplitFile};
 use crate::net::{bitswap, pullsync};
@@ -240,7 +240,9 @@ impl Driver {
             bitswap::Event::Block { fetch, cid, data } => {
                 let bitswap = &mut self.swarm.behaviour_mut().bitswap;
                 if let Some(update) = self.fetches.on_block(bitswap, fetch, cid, &data) {
-                    self.yield_pullsync();
+                    if !matches!(update, FetchUpdate::Progress { .. }) {
+                        self.yield_pullsync();
+                    }
                     self.emit(NodeEvent::Fetch(update));
                 }
             }
@@ -264,7 +266,7 @@ impl Driver {
         let pullsync = &mut self.swarm.behaviour_mut().pullsync;
         if pullsync.is_paused() != paused {
             match paused {
-                true => tracing::info!("pull-sync pulling paused while a fetch runs"),
+                true => tracing::info!("pull-sync pulling paused while a fetch or link probe runs"),
                 false => tracing::info!("pull-sync pulling resumed"),
             }
             pullsync.set_paused(paused);
