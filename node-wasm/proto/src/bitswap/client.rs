@@ -103,14 +103,21 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Client<P> {
     }
 
     /// A peer connected: sessions forget what it was asked on an earlier connection (its
-    /// answers were lost with it), so their wants can go to it again.
-    pub fn peer_connected(&mut self, peer: P, version: ProtocolVersion) {
-        if !self.peers.contains_key(&peer) {
-            for s in self.sessions.values_mut() {
-                s.forget_peer(peer);
+    /// answers were lost with it), so their wants can go to it again, and ask it about the wants
+    /// that wait deep in other peers' queues.
+    pub fn peer_connected(&mut self, now: Instant, peer: P, version: ProtocolVersion) {
+        if self.peers.contains_key(&peer) {
+            return;
+        }
+        self.peers.insert(peer, PeerState::new(version));
+        let sids: Vec<SessionId> = self.sessions.keys().copied().collect();
+        for sid in sids {
+            let Some(s) = self.sessions.get_mut(&sid) else { continue };
+            s.forget_peer(peer);
+            for (cid, index) in s.offer(peer, &self.peers) {
+                self.send_asks(now, sid, cid, index, vec![(peer, WantType::Have)]);
             }
         }
-        self.peers.entry(peer).or_insert_with(|| PeerState::new(version));
     }
 
     /// Everything asked of the peer counts as DONT_HAVE and moves on.
@@ -217,7 +224,16 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Client<P> {
         marked.sort_unstable();
         for (sid, index, cid) in marked {
             let Some(s) = self.sessions.get_mut(&sid) else { continue };
-            let asks = s.drive(cid, &self.peers, &mut self.rng);
+            let asks = match s.reroute(cid, &self.peers) {
+                Some((holder, asks)) => {
+                    if let Some(ps) = self.peers.get_mut(&holder) {
+                        ps.cancel(first, cid);
+                    }
+                    self.stats.record(holder, |c| c.rerouted_wants += 1);
+                    asks
+                }
+                None => s.drive(cid, &self.peers, &mut self.rng),
+            };
             // The debounce has been served: queued as of the first mark, the flush is due now.
             self.send_asks(first, sid, cid, index, asks);
         }
@@ -544,7 +560,7 @@ mod tests {
         let mut c = Client::new(Config::new(mode).with_rng_seed(7));
         let version = if mode == ClientMode::Legacy { ProtocolVersion::V1_1_0 } else { V12 };
         for p in 0..peers {
-            c.peer_connected(p, version);
+            c.peer_connected(Instant::now(), p, version);
         }
         c
     }
@@ -693,7 +709,7 @@ mod tests {
         );
         let mut c = Client::new(config);
         for p in 0..4 {
-            c.peer_connected(p, V12);
+            c.peer_connected(Instant::now(), p, V12);
         }
         let (mut c, _, now, wb, haves) = asked_by(c);
         // A peer trickling bytes that never make a message.
@@ -855,7 +871,7 @@ mod tests {
         let sent = sent_by(&mut c, now + 25 * MS);
         assert_eq!(wants_of(&sent, WantType::Block), vec![0, 1, 2]);
         assert!(sent.values().flatten().all(|e| !e.send_dont_have));
-        c.peer_connected(3, ProtocolVersion::V1_1_0);
+        c.peer_connected(now, 3, ProtocolVersion::V1_1_0);
         let idle = now + Duration::from_secs(1);
         assert!(sent_by(&mut c, idle).is_empty(), "rebroadcast is debounced too");
         let sent = sent_by(&mut c, idle + 25 * MS);
@@ -872,12 +888,67 @@ mod tests {
         assert_eq!(wants_of(&sent, WantType::Block), vec![0]);
         // The connection drops with the answer on it, and the peer comes back.
         c.peer_disconnected(now + 30 * MS, 0);
-        c.peer_connected(0, V12);
+        c.peer_connected(now + 30 * MS, 0, V12);
         let sent = sent_by(&mut c, now + 60 * MS);
         assert_eq!(wants_of(&sent, WantType::Block), vec![0], "asked again at once");
         let b = block(1);
         c.handle_message(now + 80 * MS, 0, &blocks(std::slice::from_ref(&b)));
         assert_eq!(c.poll_event(), Some(Event::Block { session: s, block: b }));
+    }
+
+    /// Peer 0 holds want-blocks for 12 blocks of about 2 kB and serves one per 10 ms after a
+    /// 30 ms round trip; its server sends 8 kB ahead. Peer 1 connects after two blocks.
+    fn a_fetch_under_way_when_a_peer_joins() -> (Client<u8>, Instant, Vec<Block>, Vec<WantEntry>) {
+        let config = Config::new(ClientMode::Sessions)
+            .with_rng_seed(7)
+            .with_max_outstanding_bytes_per_peer(8000);
+        let mut c = Client::new(config);
+        let now = Instant::now();
+        c.peer_connected(now, 0, V12);
+        let s = c.new_session(now);
+        let bs: Vec<Block> = (1..=12).map(block).collect();
+        c.want(now, s, bs.iter().map(|b| b.cid));
+        assert_eq!(sent_by(&mut c, now + 25 * MS)[&0].len(), 12);
+        c.handle_message(now + 30 * MS, 0, &blocks(&bs[..1]));
+        c.handle_message(now + 40 * MS, 0, &blocks(&bs[1..2]));
+        c.peer_connected(now + 50 * MS, 1, V12);
+        let offered = sent_by(&mut c, now + 75 * MS).remove(&1).unwrap_or_default();
+        (c, now + 75 * MS, bs, offered)
+    }
+
+    #[test]
+    fn a_joining_peer_is_asked_about_the_wants_queued_beyond_the_busy_peers_in_flight_bytes() {
+        let (_, _, bs, offered) = a_fetch_under_way_when_a_peer_joins();
+        let offered: Vec<Cid> = offered.iter().map(|e| e.cid).collect();
+        // Blocks 3 to 6 are within 8 kB of the front of peer 0's queue: they may be on the wire.
+        let deep: Vec<Cid> = bs[6..].iter().map(|b| b.cid).collect();
+        assert_eq!(offered, deep);
+    }
+
+    #[test]
+    fn a_joining_peer_that_has_them_takes_over_wants_it_would_answer_sooner() {
+        let (mut c, now, _, offered) = a_fetch_under_way_when_a_peer_joins();
+        assert!(offered.iter().all(|e| e.want_type == WantType::Have && !e.cancel));
+        let haves = Message {
+            presences: offered
+                .iter()
+                .map(|e| BlockPresence { cid: e.cid, presence: Presence::Have })
+                .collect(),
+            ..Message::default()
+        };
+        c.handle_message(now + 10 * MS, 1, &haves);
+        let sent = sent_by(&mut c, now + 40 * MS);
+        let moved: Vec<Cid> =
+            sent[&1].iter().filter(|e| e.want_type == WantType::Block).map(|e| e.cid).collect();
+        let cancelled: Vec<Cid> = sent[&0].iter().filter(|e| e.cancel).map(|e| e.cid).collect();
+        assert!(
+            moved.len() >= 2 && moved.len() < offered.len(),
+            "{} of {} moved",
+            moved.len(),
+            offered.len()
+        );
+        assert_eq!(moved, cancelled, "each moved want is cancelled at the busy peer");
+        assert_eq!(c.stats().peer(0).rerouted_wants, moved.len() as u64);
     }
 
     #[test]

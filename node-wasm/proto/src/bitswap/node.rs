@@ -202,9 +202,9 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Core for Node<P> {
     type Event = Event<P>;
 
     /// A peer connected with `version` negotiated.
-    fn peer_connected(&mut self, _: Instant, peer: P, version: ProtocolVersion) {
+    fn peer_connected(&mut self, now: Instant, peer: P, version: ProtocolVersion) {
         self.versions.insert(peer, version);
-        self.client.peer_connected(peer, version);
+        self.client.peer_connected(now, peer, version);
         self.server.peer_connected(peer, version);
     }
 

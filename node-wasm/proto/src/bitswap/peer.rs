@@ -11,16 +11,19 @@ use web_time::Instant;
 use super::message::{WantEntry, WantType};
 use super::{Config, ProtocolVersion};
 
-/// Smoothed round-trip time, as TCP keeps it.
+/// Smoothed round-trip time, as TCP keeps it, and the smallest sample: the round trip without
+/// the peer's queue (a want-block's answer waits behind the blocks asked before it).
 #[derive(Debug, Clone, Copy, Default)]
 struct Rtt {
     srtt: Option<f64>,
     rttvar: f64,
+    min: Option<f64>,
 }
 
 impl Rtt {
     fn sample(&mut self, rtt: Duration) {
         let r = rtt.as_secs_f64();
+        self.min = Some(self.min.map_or(r, |m| m.min(r)));
         match self.srtt {
             None => {
                 self.srtt = Some(r);
@@ -135,6 +138,14 @@ impl PeerState {
     pub(super) fn expected_delay(&self, typical: Typical) -> f64 {
         let service = self.service.unwrap_or(typical.service);
         self.rtt.srtt.unwrap_or(typical.rtt) + self.live.len() as f64 * service
+    }
+
+    /// Seconds until a want-block sent now would be answered if `ahead` blocks were queued
+    /// before it: the smallest round trip (the queue is counted apart, so a round trip sampled
+    /// behind a queue would count it twice) plus `ahead` blocks at the peer's service time.
+    pub(super) fn delay_behind(&self, typical: Typical, ahead: usize) -> f64 {
+        let service = self.service.unwrap_or(typical.service);
+        self.rtt.min.unwrap_or(typical.rtt) + ahead as f64 * service
     }
 
     /// Seconds of silence after which this peer counts as not having a want: its expected

@@ -21,6 +21,11 @@
 //!   and on the idle tick (no block for a while), which sends pending wants as want-have to the
 //!   peers not asked yet and to those whose asks timed out: a timeout is no proof that the peer
 //!   lacks the block, and once every peer has timed out nobody else is left.
+//! - A peer that connects while want-blocks wait deep in another peer's queue is asked about
+//!   them (want-have): a seed joining a fetch under way takes its share. Each one it says HAVE to
+//!   moves to it (the old holder gets a cancel) if it would answer sooner by at least a block's
+//!   service time. Only wants queued behind more than a server's in-flight allowance move: the
+//!   ones in front may be on the wire already.
 //! - While the session knows few peers and its blocks are too big to be inlined in a HAVE
 //!   answer, a few peers never heard from are probed with want-have to learn their round trips.
 //!
@@ -117,11 +122,21 @@ pub(super) struct Session<P> {
     max_consecutive_dont_have: u32,
     dup_budget: f64,
     max_inline_block_size: usize,
+    /// Bytes a server sends ahead of the wants it still holds (ours and boxo's: 1 MiB).
+    server_in_flight: usize,
+    /// Bytes and count of the blocks delivered: their mean sizes a peer's queue.
+    delivered_bytes: u64,
+    delivered: u64,
     /// Smallest block delivered so far: while every block was too big to be inlined in a HAVE
     /// answer, probing peers with want-have cannot cost a duplicate.
     smallest_block: Option<usize>,
     /// Peers probed while exploring.
     probed: BTreeSet<P>,
+    /// Peers that connected while wants waited deep in other peers' queues, and were offered
+    /// them: the only ones wants move to. Peers known when a want was driven were ranked then,
+    /// and on a path shared with the holder (a relay's downlink) a move gains nothing and the
+    /// block may already be on the wire.
+    newcomers: BTreeSet<P>,
     wants: HashMap<Cid, Want<P>>,
     settling: HashMap<Cid, Settling<P>>,
     settling_order: VecDeque<Cid>,
@@ -145,8 +160,12 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
             max_consecutive_dont_have: config.max_consecutive_dont_have,
             dup_budget: config.dup_budget,
             max_inline_block_size: config.max_inline_block_size,
+            server_in_flight: config.max_outstanding_bytes_per_peer,
+            delivered_bytes: 0,
+            delivered: 0,
             smallest_block: None,
             probed: BTreeSet::new(),
+            newcomers: BTreeSet::new(),
             wants: HashMap::new(),
             settling: HashMap::new(),
             settling_order: VecDeque::new(),
@@ -275,6 +294,108 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
             want.rounds += 1;
         }
         self.ask(cid, asks)
+    }
+
+    /// Moves the want-block for `cid` from the one peer holding it to a peer that said HAVE, when
+    /// that peer would answer sooner by at least a block's service time and the want sits behind
+    /// more than the holder's in-flight allowance. Returns the holder, which the caller cancels,
+    /// and the want-block to send.
+    pub(super) fn reroute(
+        &mut self,
+        cid: Cid,
+        peers: &BTreeMap<P, PeerState>,
+    ) -> Option<(P, Vec<(P, WantType)>)> {
+        let want = self.wants.get(&cid)?;
+        let mut live = want.live_block.iter();
+        let (Some(&holder), None) = (live.next(), live.next()) else { return None };
+        let ahead = self.ahead_of(holder, want.index);
+        if !self.beyond_in_flight(ahead) {
+            return None;
+        }
+        let typical = Typical::of(peers);
+        let wait = peers.get(&holder)?.delay_behind(typical, ahead);
+        let (to, delay, service) = want
+            .presence
+            .iter()
+            .filter(|(p, pr)| {
+                **pr == Presence::Have
+                    && self.newcomers.contains(p)
+                    && want.asked.get(p).is_some_and(|a| a.want_type == WantType::Have)
+            })
+            .filter_map(|(p, _)| {
+                let s = peers.get(p)?;
+                // The smoothed round trip, not the smallest: a HAVE that waited behind blocks on
+                // a link shared with the holder says the newcomer would wait too.
+                Some((*p, s.expected_delay(typical), s.service().unwrap_or(typical.service)))
+            })
+            .min_by(|a, b| a.1.total_cmp(&b.1))?;
+        if delay + service >= wait {
+            return None;
+        }
+        if let Some(want) = self.wants.get_mut(&cid) {
+            want.live_block.remove(&holder);
+            if let Some(ask) = want.asked.get_mut(&holder) {
+                ask.answered = true;
+            }
+        }
+        Some((holder, self.ask(cid, vec![(to, WantType::Block)])))
+    }
+
+    /// Wants worth putting to `peer`, just connected, as want-have: those waiting behind more
+    /// than the in-flight allowance of the one peer that holds their want-block. Its HAVEs let
+    /// [`Self::reroute`] hand it a share.
+    pub(super) fn offer(&mut self, peer: P, peers: &BTreeMap<P, PeerState>) -> Vec<(Cid, u64)> {
+        if self.mode != ClientMode::Sessions
+            || !peers.get(&peer).is_some_and(|s| s.version.supports_have())
+        {
+            return Vec::new();
+        }
+        let queues = self.queues();
+        let mut deep: Vec<(Cid, u64)> = self
+            .wants
+            .iter()
+            .filter(|(_, w)| w.live_block.len() == 1 && !w.asked.contains_key(&peer))
+            .filter(|(_, w)| {
+                w.live_block.iter().all(|h| {
+                    let ahead = queues.get(h).map_or(0, |q| q.partition_point(|i| *i < w.index));
+                    self.beyond_in_flight(ahead)
+                })
+            })
+            .map(|(c, w)| (*c, w.index))
+            .collect();
+        deep.sort_unstable_by_key(|(_, i)| *i);
+        if !deep.is_empty() {
+            self.newcomers.insert(peer);
+        }
+        for (cid, _) in &deep {
+            self.ask(*cid, vec![(peer, WantType::Have)]);
+        }
+        deep
+    }
+
+    /// Indexes of the wants with a want-block at each peer, in order: its queue, as far as this
+    /// session is concerned (servers answer in priority order, and priority follows the index).
+    fn queues(&self) -> BTreeMap<P, Vec<u64>> {
+        let mut queues: BTreeMap<P, Vec<u64>> = BTreeMap::new();
+        for w in self.wants.values() {
+            for p in &w.live_block {
+                queues.entry(*p).or_default().push(w.index);
+            }
+        }
+        queues.values_mut().for_each(|q| q.sort_unstable());
+        queues
+    }
+
+    /// Want-blocks at `peer` ahead of the want with `index`.
+    fn ahead_of(&self, peer: P, index: u64) -> usize {
+        self.wants.values().filter(|w| w.index < index && w.live_block.contains(&peer)).count()
+    }
+
+    /// Whether `ahead` blocks of the mean size delivered so far fill more than a server sends
+    /// ahead: a want behind them cannot be on the wire yet. Nothing delivered yet: nothing moves.
+    fn beyond_in_flight(&self, ahead: usize) -> bool {
+        self.delivered > 0
+            && ahead as u64 * self.delivered_bytes / self.delivered > self.server_in_flight as u64
     }
 
     /// How many peers a want is put to at once: enough for about 1.5 expected holders given the
@@ -480,6 +601,8 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
         let Some(want) = self.wants.remove(&cid) else { return false };
         self.last_progress = now;
         self.smallest_block = Some(self.smallest_block.map_or(size, |s| s.min(size)));
+        self.delivered_bytes += size as u64;
+        self.delivered += 1;
         self.answers += 1;
         self.haves += 1;
         let sp = self.peers.entry(peer).or_default();
@@ -534,6 +657,7 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
     /// A penalised or vanished peer: everything asked of it counts as DONT_HAVE.
     pub(super) fn drop_peer(&mut self, peer: P) -> Vec<Cid> {
         self.peers.remove(&peer);
+        self.newcomers.remove(&peer);
         self.predictor.forget(peer);
         for s in self.settling.values_mut() {
             s.unanswered.remove(&peer);
@@ -553,6 +677,7 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
     /// A peer that connects again starts afresh: what it was asked and said on its earlier
     /// connection is forgotten, so that pending wants can go to it again.
     pub(super) fn forget_peer(&mut self, peer: P) {
+        self.newcomers.remove(&peer);
         for want in self.wants.values_mut() {
             want.asked.remove(&peer);
             want.presence.remove(&peer);

@@ -28,6 +28,8 @@ pub struct Counters {
     pub refused_wants: u64,
     /// Wants that a silent peer let time out.
     pub timeouts: u64,
+    /// Want-blocks taken from this peer's queue and given to one that would answer sooner.
+    pub rerouted_wants: u64,
 }
 
 impl AddAssign for Counters {
@@ -48,6 +50,7 @@ impl AddAssign for Counters {
         self.dont_haves_sent += o.dont_haves_sent;
         self.refused_wants += o.refused_wants;
         self.timeouts += o.timeouts;
+        self.rerouted_wants += o.rerouted_wants;
     }
 }
 

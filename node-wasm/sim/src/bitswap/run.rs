@@ -78,7 +78,9 @@ pub fn run(scenario: &Scenario, mode: ClientMode) -> RunResult {
         .map(|i| {
             let config = Config::new(mode).with_rng_seed(scenario.seed.wrapping_add(i as u64));
             let mut node = Node::new(config);
-            for peer in (0..scenario.nodes).filter(|p| *p != i) {
+            for peer in
+                (0..scenario.nodes).filter(|p| *p != i && scenario.connected_at_start(i, *p))
+            {
                 node.peer_connected(epoch, NodeId(peer as u32), version);
             }
             SimBitswapNode::with_store(node, scenario.store_latency)
@@ -107,6 +109,16 @@ pub fn run(scenario: &Scenario, mode: ClientMode) -> RunResult {
     for &leech in &leeches {
         let steps = steps.clone();
         net.with_node(leech, |n, now| n.start_fetch(now, steps));
+    }
+    for seed in
+        (1..scenario.seeds()).filter(|s| !scenario.connected_at_start(*s, leeches[0].index()))
+    {
+        net.run_to(epoch + scenario.seed_joins_at(seed));
+        let seed = NodeId(seed as u32);
+        for &leech in &leeches {
+            net.with_node(leech, |n, now| n.core.peer_connected(now, seed, version));
+            net.with_node(seed, |n, now| n.core.peer_connected(now, leech, version));
+        }
     }
     let complete = net.run_until(TIME_LIMIT, |net| {
         leeches.iter().all(|l| net.nodes()[l.index()].finished_at().is_some())
@@ -155,9 +167,9 @@ fn senders(stats: &Stats<NodeId>) -> usize {
 
 /// The least time any client could take, leech by leech (the slowest leech counts):
 /// each step of the fetch pattern needs at least the shortest round trip to any other node plus
-/// one blockstore read, and every byte must cross links into the leech whose bandwidths add up
-/// to at most the sum of its inbound links, and its downlink if it has one. Steps cannot overlap (a step starts when the last
-/// one is complete), so the per-step bounds add.
+/// one blockstore read, and every byte must cross links into the leech, each open from when its
+/// seed joins, whose bandwidths add up to at most its downlink if it has one. Steps cannot
+/// overlap (a step starts when the last one is complete), so the per-step bounds add.
 fn lower_bound(s: &Scenario, links: &Links, blocks: &[(Cid, Bytes)]) -> Duration {
     let steps = s.fetch.steps(s.blocks);
     let total_bytes: usize = blocks.iter().map(|(_, d)| d.len()).sum();
@@ -169,19 +181,37 @@ fn lower_bound(s: &Scenario, links: &Links, blocks: &[(Cid, Bytes)]) -> Duration
                 .map(|o| links.get(leech, o).latency + links.get(o, leech).latency)
                 .min()
                 .unwrap_or_default();
-            let links_in: Option<f64> =
-                others.map(|o| links.get(o, leech).bandwidth).sum::<Option<f64>>();
-            let inbound = match (links_in, s.leech_downlink) {
-                (Some(l), Some(d)) => Some(l.min(d)),
-                (l, d) => l.or(d),
-            };
-            let transfer = inbound
-                .filter(|bw| *bw > 0.0)
-                .map_or(Duration::ZERO, |bw| Duration::from_secs_f64(total_bytes as f64 / bw));
-            (min_rtt + s.store_latency) * steps.len() as u32 + transfer
+            let inbound: Vec<(f64, f64)> = others
+                .map(|o| {
+                    let opens = if o < s.seeds() { s.seed_joins_at(o) } else { Duration::ZERO };
+                    (opens.as_secs_f64(), links.get(o, leech).bandwidth.unwrap_or(f64::INFINITY))
+                })
+                .collect();
+            let transfer = fill_time(inbound, s.leech_downlink, total_bytes as f64);
+            (min_rtt + s.store_latency) * steps.len() as u32 + Duration::from_secs_f64(transfer)
         })
         .max()
         .unwrap_or_default()
+}
+
+/// Seconds until `links`, each (opening time, bytes per second), have carried `bytes` together,
+/// their sum bounded by `cap` if there is one.
+fn fill_time(mut links: Vec<(f64, f64)>, cap: Option<f64>, bytes: f64) -> f64 {
+    links.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let (mut now, mut rate, mut left) = (0.0, 0.0_f64, bytes);
+    for (opens, bandwidth) in links {
+        if rate.is_infinite() || (rate > 0.0 && left <= rate * (opens - now)) {
+            break;
+        }
+        left -= rate * (opens - now);
+        now = opens;
+        rate = cap.map_or(rate + bandwidth, |c| (rate + bandwidth).min(c));
+    }
+    match rate {
+        r if r.is_infinite() || left <= 0.0 => now,
+        r if r > 0.0 => now + left / r,
+        _ => 0.0,
+    }
 }
 
 /// SHA-256 over every figure of every row, hex: equal hashes mean bit-identical results.

@@ -24,6 +24,9 @@ pub struct Scenario {
     /// Bytes per second of a downlink that every message to a leech crosses after its link,
     /// shared by the senders: one connection carrying all peers, as through a relay.
     pub leech_downlink: Option<f64>,
+    /// Seed `k` connects to the leeches `k` times this long after the fetch starts: seeds that
+    /// join a fetch under way. None: everyone is connected from the start.
+    pub seed_join_gap: Option<Duration>,
     pub store_latency: Duration,
     pub seed: u64,
 }
@@ -58,6 +61,7 @@ impl Scenario {
             fetch,
             links,
             leech_downlink: None,
+            seed_join_gap: None,
             store_latency: Duration::ZERO,
             seed,
         }
@@ -72,6 +76,22 @@ impl Scenario {
 
     pub fn seeds(&self) -> usize {
         self.nodes - self.leeches
+    }
+
+    /// When seed `seed` connects to the leeches, counted from the fetch's start.
+    pub fn seed_joins_at(&self, seed: usize) -> Duration {
+        self.seed_join_gap.map_or(Duration::ZERO, |gap| gap * seed as u32)
+    }
+
+    /// Whether nodes `a` and `b` are connected from the start: all are, except leeches and the
+    /// seeds that join later.
+    pub fn connected_at_start(&self, a: usize, b: usize) -> bool {
+        let seeds = self.seeds();
+        match (a < seeds, b < seeds) {
+            (true, false) => self.seed_joins_at(a).is_zero(),
+            (false, true) => self.seed_joins_at(b).is_zero(),
+            _ => true,
+        }
     }
 
     pub fn block_len(&self, index: usize) -> usize {
@@ -124,6 +144,7 @@ pub fn fixed_delay_matrix(seed: u64) -> Vec<Scenario> {
                 fetch,
                 links: LinkModel::Fixed { latency: Duration::from_millis(10), bandwidth: None },
                 leech_downlink: None,
+                seed_join_gap: None,
                 store_latency: Duration::ZERO,
                 seed,
             }
@@ -152,6 +173,7 @@ pub fn realistic_set(seed: u64) -> Vec<Scenario> {
             slow,
         },
         leech_downlink: None,
+        seed_join_gap: None,
         store_latency: Duration::ZERO,
         seed,
     };
@@ -187,6 +209,7 @@ pub fn datacenter_set(seed: u64) -> Vec<Scenario> {
             slow: None,
         },
         leech_downlink: None,
+        seed_join_gap: None,
         store_latency: Duration::from_millis(25),
         seed,
     };
@@ -201,7 +224,9 @@ pub fn datacenter_set(seed: u64) -> Vec<Scenario> {
 /// - through a relay: native seeds on fast links, 20 ms each way, and every message to the
 ///   browser crossing its one 8 Mbit/s connection to the relay;
 /// - over direct 8 Mbit/s links (WebRTC), 20 ms each way;
-/// - through the relay from 9 seeds that each hold half of the blocks.
+/// - through the relay from 9 seeds that each hold half of the blocks;
+/// - over direct links from 3 seeds of which the second and third join 0.5 s and 1 s into the
+///   fetch, when the first holds every want-block.
 pub fn slow_link_set(seed: u64) -> Vec<Scenario> {
     let file = |name: &str, nodes, distribution, bandwidth, downlink| Scenario {
         name: name.to_string(),
@@ -214,6 +239,7 @@ pub fn slow_link_set(seed: u64) -> Vec<Scenario> {
         fetch: FetchPattern::Unixfs,
         links: LinkModel::Fixed { latency: Duration::from_millis(20), bandwidth },
         leech_downlink: downlink,
+        seed_join_gap: None,
         store_latency: Duration::ZERO,
         seed,
     };
@@ -222,6 +248,16 @@ pub fn slow_link_set(seed: u64) -> Vec<Scenario> {
         file("Relay-4Nodes-8MiB-8Mbps", 4, Distribution::AllToAll, None, Some(mbps(8.0))),
         file("Direct-4Nodes-8MiB-8Mbps", 4, Distribution::AllToAll, Some(mbps(8.0)), None),
         file("Relay-10Nodes-Half-8MiB-8Mbps", 10, Distribution::Random(0.5), None, Some(mbps(8.0))),
+        Scenario {
+            seed_join_gap: Some(Duration::from_millis(500)),
+            ..file(
+                "Direct-4Nodes-8MiB-8Mbps-LateSeeds",
+                4,
+                Distribution::AllToAll,
+                Some(mbps(8.0)),
+                None,
+            )
+        },
     ]
 }
 
