@@ -32,7 +32,11 @@ async function loadTests() {
 async function runOne(test, browser, relay) {
   const { page, errors, close } = await openPage(browser);
   try {
-    await test.fn({ page, relay, browser, openPage: () => openPage(browser) });
+    await test.fn({
+      page, relay, browser,
+      openPage: () => openPage(browser),
+      startRelay: (options) => startRelay({ bin, dist, ...options }),
+    });
     if (errors.length) throw new Error(`errors in the page:\n  ${errors.join('\n  ')}`);
   } catch (e) {
     // What the page showed when the test failed, for whoever reads the failure.

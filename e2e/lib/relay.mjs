@@ -7,7 +7,9 @@ import { createInterface } from 'node:readline';
 
 const READY = /syncscope relay ready: (http:\/\/\S+)/;
 
-export async function startRelay({ bin, dist, args = ['--seed-peers', '2', '--seed-content', '2MiB'] }) {
+// A debug relay takes about 36 s to prepare 16 MiB of demo content for three seeds (hashing at
+// opt-level 0): `readyMs` allows for that.
+export async function startRelay({ bin, dist, args = ['--seed-peers', '2', '--seed-content', '2MiB'], readyMs = 30_000 }) {
   const dataDir = mkdtempSync(join(tmpdir(), 'syncscope-e2e-'));
   const child = spawn(bin, [
     '--dist', dist, '--data-dir', dataDir,
@@ -18,7 +20,7 @@ export async function startRelay({ bin, dist, args = ['--seed-peers', '2', '--se
   const printed = [];
   createInterface({ input: child.stderr }).on('line', (l) => log.push(l));
   const url = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`relay not ready after 30 s:\n${log.join('\n')}`)), 30_000);
+    const timer = setTimeout(() => reject(new Error(`relay not ready after ${readyMs / 1000} s:\n${log.join('\n')}`)), readyMs);
     child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`relay exited with ${code}:\n${log.join('\n')}`)); });
     createInterface({ input: child.stdout }).on('line', (line) => {
       printed.push(line);

@@ -22,6 +22,23 @@ export default {
     await screenshot(page, 'fetch-demo');
   },
 
+  'a 16 MiB fetch from three seeds is served by more than one of them': async ({ page, startRelay }) => {
+    const relay = await startRelay({ args: ['--seed-peers', '3', '--seed-content', '16MiB'], readyMs: 180_000 });
+    try {
+      await page.goto(relay.shareLink.replace(/^http:\/\/[^/]+\//, relay.url));
+      const done = page.getByTestId('fetch-done');
+      await done.waitFor({ timeout: 2 * DONE_TIMEOUT });
+      const blocks = Number(await done.getAttribute('data-blocks'));
+      const perPeer = (await done.getAttribute('data-peer-blocks')).split(',').map(Number);
+      const serving = perPeer.filter((n) => n >= 0.1 * blocks);
+      expect(serving.length, `seeds that sent at least 10 % of ${blocks} blocks (${perPeer.join(', ')})`).toBeAtLeast(2);
+      expect(await done.textContent(), 'outcome names each share').toMatch(/from [23] peers \(\d+ %, \d+ %/);
+      await screenshot(page, 'fetch-three-seeds');
+    } finally {
+      await relay.stop();
+    }
+  },
+
   'a file shared by one tab is fetched by another through the relay': async ({ page, relay, openPage }) => {
     const room = `share-${Date.now()}`;
     await page.goto(`${relay.url}?room=${room}&transport=ws`);

@@ -112,11 +112,18 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Client<P> {
         self.peers.insert(peer, PeerState::new(version));
         let sids: Vec<SessionId> = self.sessions.keys().copied().collect();
         for sid in sids {
-            let Some(s) = self.sessions.get_mut(&sid) else { continue };
-            s.forget_peer(peer);
-            for (cid, index) in s.offer(peer, &self.peers) {
-                self.send_asks(now, sid, cid, index, vec![(peer, WantType::Have)]);
+            if let Some(s) = self.sessions.get_mut(&sid) {
+                s.forget_peer(peer);
             }
+            self.offer_deep_wants(now, sid);
+        }
+    }
+
+    /// Lets `session` ask the peers it never asked about the wants queued deep elsewhere.
+    fn offer_deep_wants(&mut self, now: Instant, session: SessionId) {
+        let Some(s) = self.sessions.get_mut(&session) else { return };
+        for (cid, index, peer) in s.offer(&self.peers) {
+            self.send_asks(now, session, cid, index, vec![(peer, WantType::Have)]);
         }
     }
 
@@ -353,6 +360,7 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Client<P> {
                     .is_some_and(|s| s.on_block(now, peer, block.cid, block.data.len()));
                 if wanted {
                     self.events.push_back(Event::Block { session: sid, block: block.clone() });
+                    self.offer_deep_wants(now, sid);
                 }
             }
             self.cancel_everywhere(now, block.cid);

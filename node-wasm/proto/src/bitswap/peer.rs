@@ -136,8 +136,15 @@ impl PeerState {
     /// queued ahead of it, each at the peer's service time; `typical` stands in for what was not
     /// measured on this peer.
     pub(super) fn expected_delay(&self, typical: Typical) -> f64 {
-        let service = self.service.unwrap_or(typical.service);
-        self.rtt.srtt.unwrap_or(typical.rtt) + self.live.len() as f64 * service
+        let rtt = self.rtt.srtt.unwrap_or(typical.rtt);
+        rtt + self.live.len() as f64 * self.service_or(typical, rtt)
+    }
+
+    /// The peer's service time, else the typical one; before any was measured, a round trip:
+    /// counting queued blocks as free would send every want-block of a first batch to whichever
+    /// peer answered fastest once.
+    fn service_or(&self, typical: Typical, rtt: f64) -> f64 {
+        self.service.unwrap_or(if typical.service > 0.0 { typical.service } else { rtt })
     }
 
     /// Seconds until a want-block sent now would be answered if `ahead` blocks were queued

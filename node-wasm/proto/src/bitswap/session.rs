@@ -21,9 +21,10 @@
 //!   and on the idle tick (no block for a while), which sends pending wants as want-have to the
 //!   peers not asked yet and to those whose asks timed out: a timeout is no proof that the peer
 //!   lacks the block, and once every peer has timed out nobody else is left.
-//! - A peer that connects while want-blocks wait deep in another peer's queue is asked about
-//!   them (want-have): a seed joining a fetch under way takes its share. Each one it says HAVE to
-//!   moves to it (the old holder gets a cancel) if it would answer sooner by at least a block's
+//! - While want-blocks wait deep in one peer's queue, connected peers the session never asked
+//!   anything are asked about them (want-have): a seed that joined a fetch under way, or one
+//!   connected when all wants went to the first, takes its share. Each one it says HAVE to moves
+//!   to it (the old holder gets a cancel) if it would answer sooner by at least a block's
 //!   service time. Only wants queued behind more than a server's in-flight allowance move: the
 //!   ones in front may be on the wire already.
 //! - While the session knows few peers and its blocks are too big to be inlined in a HAVE
@@ -132,11 +133,13 @@ pub(super) struct Session<P> {
     smallest_block: Option<usize>,
     /// Peers probed while exploring.
     probed: BTreeSet<P>,
-    /// Peers that connected while wants waited deep in other peers' queues, and were offered
-    /// them: the only ones wants move to. Peers known when a want was driven were ranked then,
-    /// and on a path shared with the holder (a relay's downlink) a move gains nothing and the
-    /// block may already be on the wire.
-    newcomers: BTreeSet<P>,
+    /// Peers this session sent a want, on their current connection.
+    asked_ever: BTreeSet<P>,
+    /// Peers offered wants that waited deep in other peers' queues ([`Self::offer`]): the only
+    /// ones wants move to. The peers asked when a want was driven were ranked then, and on a
+    /// path shared with the holder (a relay's downlink) a move gains nothing while the block
+    /// may already be on the wire.
+    offered: BTreeSet<P>,
     wants: HashMap<Cid, Want<P>>,
     settling: HashMap<Cid, Settling<P>>,
     settling_order: VecDeque<Cid>,
@@ -165,7 +168,8 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
             delivered: 0,
             smallest_block: None,
             probed: BTreeSet::new(),
-            newcomers: BTreeSet::new(),
+            asked_ever: BTreeSet::new(),
+            offered: BTreeSet::new(),
             wants: HashMap::new(),
             settling: HashMap::new(),
             settling_order: VecDeque::new(),
@@ -319,7 +323,7 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
             .iter()
             .filter(|(p, pr)| {
                 **pr == Presence::Have
-                    && self.newcomers.contains(p)
+                    && self.offered.contains(p)
                     && want.asked.get(p).is_some_and(|a| a.want_type == WantType::Have)
             })
             .filter_map(|(p, _)| {
@@ -341,20 +345,48 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
         Some((holder, self.ask(cid, vec![(to, WantType::Block)])))
     }
 
-    /// Wants worth putting to `peer`, just connected, as want-have: those waiting behind more
-    /// than the in-flight allowance of the one peer that holds their want-block. Its HAVEs let
-    /// [`Self::reroute`] hand it a share.
-    pub(super) fn offer(&mut self, peer: P, peers: &BTreeMap<P, PeerState>) -> Vec<(Cid, u64)> {
-        if self.mode != ClientMode::Sessions
-            || !peers.get(&peer).is_some_and(|s| s.version.supports_have())
-        {
+    /// Puts the wants waiting behind more than the in-flight allowance of the one peer holding
+    /// their want-block to connected peers this session never asked anything (want-have): a seed
+    /// that joined after the wants were handed out, or one they were never ranked high enough
+    /// for. Their HAVEs let [`Self::reroute`] hand them a share. At most [`EXPLORE_PROBES`] peers
+    /// at a time and [`EXPLORE_PEERS`] in all.
+    pub(super) fn offer(&mut self, peers: &BTreeMap<P, PeerState>) -> Vec<(Cid, u64, P)> {
+        if self.mode != ClientMode::Sessions || self.offered.len() >= EXPLORE_PEERS {
             return Vec::new();
         }
+        let room = EXPLORE_PEERS - self.offered.len();
+        let unasked: Vec<P> = peers
+            .iter()
+            .filter(|(p, s)| s.version.supports_have() && !self.asked_ever.contains(p))
+            .map(|(p, _)| *p)
+            .take(EXPLORE_PROBES.min(room))
+            .collect();
+        if unasked.is_empty() {
+            return Vec::new();
+        }
+        let deep = self.deep_wants();
+        if deep.is_empty() {
+            return Vec::new();
+        }
+        self.offered.extend(unasked.iter().copied());
+        let mut out = Vec::new();
+        for (cid, index) in deep {
+            for &peer in &unasked {
+                self.ask(cid, vec![(peer, WantType::Have)]);
+                out.push((cid, index, peer));
+            }
+        }
+        out
+    }
+
+    /// Wants, in order, whose want-block waits at a single peer behind more than its in-flight
+    /// allowance.
+    fn deep_wants(&self) -> Vec<(Cid, u64)> {
         let queues = self.queues();
         let mut deep: Vec<(Cid, u64)> = self
             .wants
             .iter()
-            .filter(|(_, w)| w.live_block.len() == 1 && !w.asked.contains_key(&peer))
+            .filter(|(_, w)| w.live_block.len() == 1)
             .filter(|(_, w)| {
                 w.live_block.iter().all(|h| {
                     let ahead = queues.get(h).map_or(0, |q| q.partition_point(|i| *i < w.index));
@@ -364,12 +396,6 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
             .map(|(c, w)| (*c, w.index))
             .collect();
         deep.sort_unstable_by_key(|(_, i)| *i);
-        if !deep.is_empty() {
-            self.newcomers.insert(peer);
-        }
-        for (cid, _) in &deep {
-            self.ask(*cid, vec![(peer, WantType::Have)]);
-        }
         deep
     }
 
@@ -531,6 +557,7 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
     fn ask(&mut self, cid: Cid, asks: Vec<(P, WantType)>) -> Vec<(P, WantType)> {
         if let Some(want) = self.wants.get_mut(&cid) {
             for &(p, want_type) in &asks {
+                self.asked_ever.insert(p);
                 want.asked.insert(p, Ask { want_type, answered: false, timed_out: false });
                 if want_type == WantType::Block {
                     want.live_block.insert(p);
@@ -657,7 +684,8 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
     /// A penalised or vanished peer: everything asked of it counts as DONT_HAVE.
     pub(super) fn drop_peer(&mut self, peer: P) -> Vec<Cid> {
         self.peers.remove(&peer);
-        self.newcomers.remove(&peer);
+        self.asked_ever.remove(&peer);
+        self.offered.remove(&peer);
         self.predictor.forget(peer);
         for s in self.settling.values_mut() {
             s.unanswered.remove(&peer);
@@ -677,7 +705,8 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
     /// A peer that connects again starts afresh: what it was asked and said on its earlier
     /// connection is forgotten, so that pending wants can go to it again.
     pub(super) fn forget_peer(&mut self, peer: P) {
-        self.newcomers.remove(&peer);
+        self.asked_ever.remove(&peer);
+        self.offered.remove(&peer);
         for want in self.wants.values_mut() {
             want.asked.remove(&peer);
             want.presence.remove(&peer);
