@@ -28,10 +28,6 @@ use crate::net::{bitswap, pullsync};
 use crate::rt;
 
 const STATS_EVERY: Duration = Duration::from_secs(1);
-/// Longest the driver works before it lets its thread do something else. In the browser that is
-/// the page's main thread: while frames keep arriving the swarm always has more to do, and
-/// without a break one task would run until the fetch ends (no rendering, no input meanwhile).
-const SLICE: Duration = Duration::from_millis(8);
 /// Room members this node dials at most; more stay reachable through the relay on demand.
 const MAX_DIALED_MEMBERS: usize = 32;
 
@@ -87,12 +83,7 @@ impl Driver {
 
     pub(super) async fn run(mut self, mut commands: mpsc::Receiver<Command>) {
         let mut tick = Box::pin(rt::sleep(STATS_EVERY).fuse());
-        let mut slice = Instant::now();
         loop {
-            if slice.elapsed() >= SLICE {
-                rt::yield_now().await;
-                slice = Instant::now();
-            }
             futures::select! {
                 event = self.swarm.select_next_some() => self.on_swarm(event),
                 // A handle whose command sender was dropped (its `events` moved elsewhere) still

@@ -904,6 +904,22 @@ mod tests {
         assert_eq!(c.poll_event(), Some(Event::Block { session: s, block: b }));
     }
 
+    #[test]
+    fn a_first_batch_spreads_over_peers_before_any_service_time_is_measured() {
+        let (mut c, s, now, slow, haves) = asked(2);
+        let fast = haves[0];
+        c.handle_message(now + 3 * MS, fast, &presence(block(1).cid, Presence::Have));
+        c.handle_message(now + 5 * MS, slow, &blocks(&[block(1)]));
+        c.want(now + 10 * MS, s, (2..12).map(|i| block(i).cid));
+        let sent = sent_by(&mut c, now + 40 * MS);
+        let want_blocks =
+            |p: u8| sent[&p].iter().filter(|e| e.want_type == WantType::Block).count();
+        let (f, s) = (want_blocks(fast), want_blocks(slow));
+        // The faster peer takes at least as many, but queued blocks are not free: the slower one
+        // gets its share too.
+        assert!(f >= s && s >= 4, "{f} want-blocks to the faster peer, {s} to the slower");
+    }
+
     /// Peer 0 holds want-blocks for 12 blocks of about 2 kB and serves one per 10 ms after a
     /// 30 ms round trip; its server sends 8 kB ahead. Peer 1 connects after two blocks.
     fn a_fetch_under_way_when_a_peer_joins() -> (Client<u8>, Instant, Vec<Block>, Vec<WantEntry>) {

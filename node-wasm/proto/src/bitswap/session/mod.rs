@@ -4,7 +4,8 @@
 //! - A new want goes to the session's peers: want-block to the best one, want-have to the
 //!   others, all with `sendDontHave`. "Best" means HAVE, then the learned presence model
 //!   ([`Predictor`]), then the shortest expected delay (round trip plus the blocks already queued
-//!   at that peer), then most blocks delivered. While the session's peers are unlikely to have
+//!   at that peer, each at its service time, or at a round trip until one was measured), then
+//!   most blocks delivered. While the session's peers are unlikely to have
 //!   the block, or while they are saturated, other connected peers are added; a fresh session
 //!   asks a few connected peers (about 1.5 expected holders by the session's hit rate), and each
 //!   round that finds nobody doubles that number.
@@ -45,6 +46,8 @@ use super::message::{Presence, WantType};
 use super::peer::{PeerState, Typical};
 use super::predictor::{Predictor, WINDOW};
 use super::ClientMode;
+
+mod reroute;
 
 /// Identifies a session of one [`Client`](super::Client).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -298,130 +301,6 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
             want.rounds += 1;
         }
         self.ask(cid, asks)
-    }
-
-    /// Moves the want-block for `cid` from the one peer holding it to a peer that said HAVE, when
-    /// that peer would answer sooner by at least a block's service time and the want sits behind
-    /// more than the holder's in-flight allowance. Returns the holder, which the caller cancels,
-    /// and the want-block to send.
-    pub(super) fn reroute(
-        &mut self,
-        cid: Cid,
-        peers: &BTreeMap<P, PeerState>,
-    ) -> Option<(P, Vec<(P, WantType)>)> {
-        let want = self.wants.get(&cid)?;
-        let mut live = want.live_block.iter();
-        let (Some(&holder), None) = (live.next(), live.next()) else { return None };
-        let ahead = self.ahead_of(holder, want.index);
-        if !self.beyond_in_flight(ahead) {
-            return None;
-        }
-        let typical = Typical::of(peers);
-        let wait = peers.get(&holder)?.delay_behind(typical, ahead);
-        let (to, delay, service) = want
-            .presence
-            .iter()
-            .filter(|(p, pr)| {
-                **pr == Presence::Have
-                    && self.offered.contains(p)
-                    && want.asked.get(p).is_some_and(|a| a.want_type == WantType::Have)
-            })
-            .filter_map(|(p, _)| {
-                let s = peers.get(p)?;
-                // The smoothed round trip, not the smallest: a HAVE that waited behind blocks on
-                // a link shared with the holder says the newcomer would wait too.
-                Some((*p, s.expected_delay(typical), s.service().unwrap_or(typical.service)))
-            })
-            .min_by(|a, b| a.1.total_cmp(&b.1))?;
-        if delay + service >= wait {
-            return None;
-        }
-        if let Some(want) = self.wants.get_mut(&cid) {
-            want.live_block.remove(&holder);
-            if let Some(ask) = want.asked.get_mut(&holder) {
-                ask.answered = true;
-            }
-        }
-        Some((holder, self.ask(cid, vec![(to, WantType::Block)])))
-    }
-
-    /// Puts the wants waiting behind more than the in-flight allowance of the one peer holding
-    /// their want-block to connected peers this session never asked anything (want-have): a seed
-    /// that joined after the wants were handed out, or one they were never ranked high enough
-    /// for. Their HAVEs let [`Self::reroute`] hand them a share. At most [`EXPLORE_PROBES`] peers
-    /// at a time and [`EXPLORE_PEERS`] in all.
-    pub(super) fn offer(&mut self, peers: &BTreeMap<P, PeerState>) -> Vec<(Cid, u64, P)> {
-        if self.mode != ClientMode::Sessions || self.offered.len() >= EXPLORE_PEERS {
-            return Vec::new();
-        }
-        let room = EXPLORE_PEERS - self.offered.len();
-        let unasked: Vec<P> = peers
-            .iter()
-            .filter(|(p, s)| s.version.supports_have() && !self.asked_ever.contains(p))
-            .map(|(p, _)| *p)
-            .take(EXPLORE_PROBES.min(room))
-            .collect();
-        if unasked.is_empty() {
-            return Vec::new();
-        }
-        let deep = self.deep_wants();
-        if deep.is_empty() {
-            return Vec::new();
-        }
-        self.offered.extend(unasked.iter().copied());
-        let mut out = Vec::new();
-        for (cid, index) in deep {
-            for &peer in &unasked {
-                self.ask(cid, vec![(peer, WantType::Have)]);
-                out.push((cid, index, peer));
-            }
-        }
-        out
-    }
-
-    /// Wants, in order, whose want-block waits at a single peer behind more than its in-flight
-    /// allowance.
-    fn deep_wants(&self) -> Vec<(Cid, u64)> {
-        let queues = self.queues();
-        let mut deep: Vec<(Cid, u64)> = self
-            .wants
-            .iter()
-            .filter(|(_, w)| w.live_block.len() == 1)
-            .filter(|(_, w)| {
-                w.live_block.iter().all(|h| {
-                    let ahead = queues.get(h).map_or(0, |q| q.partition_point(|i| *i < w.index));
-                    self.beyond_in_flight(ahead)
-                })
-            })
-            .map(|(c, w)| (*c, w.index))
-            .collect();
-        deep.sort_unstable_by_key(|(_, i)| *i);
-        deep
-    }
-
-    /// Indexes of the wants with a want-block at each peer, in order: its queue, as far as this
-    /// session is concerned (servers answer in priority order, and priority follows the index).
-    fn queues(&self) -> BTreeMap<P, Vec<u64>> {
-        let mut queues: BTreeMap<P, Vec<u64>> = BTreeMap::new();
-        for w in self.wants.values() {
-            for p in &w.live_block {
-                queues.entry(*p).or_default().push(w.index);
-            }
-        }
-        queues.values_mut().for_each(|q| q.sort_unstable());
-        queues
-    }
-
-    /// Want-blocks at `peer` ahead of the want with `index`.
-    fn ahead_of(&self, peer: P, index: u64) -> usize {
-        self.wants.values().filter(|w| w.index < index && w.live_block.contains(&peer)).count()
-    }
-
-    /// Whether `ahead` blocks of the mean size delivered so far fill more than a server sends
-    /// ahead: a want behind them cannot be on the wire yet. Nothing delivered yet: nothing moves.
-    fn beyond_in_flight(&self, ahead: usize) -> bool {
-        self.delivered > 0
-            && ahead as u64 * self.delivered_bytes / self.delivered > self.server_in_flight as u64
     }
 
     /// How many peers a want is put to at once: enough for about 1.5 expected holders given the
