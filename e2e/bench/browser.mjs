@@ -75,6 +75,8 @@ function options() {
 }
 
 const PAGE_TIMEOUT = 180_000;
+const CONNECT_TIMEOUT = 30_000;
+const delay = (ms) => new Promise((resolve) => setTimeout(resolve, ms).unref());
 
 const mbps = (m) => m && m.bytes / 1e6 / (m.elapsedMs / 1000);
 const ratio = (a, b) => (a === undefined || b === undefined ? undefined : a / b);
@@ -87,12 +89,26 @@ const LONGTASKS = `
   }).observe({ type: 'longtask', buffered: true });
 `;
 
-/// Opens `query` on `relay` in a fresh context and returns `read(page)`, or throws.
+// When the page marks its relay connection (`syncscope:relay-connected`), from the page's first
+// script on.
+const CONNECTED = `
+  window.__connected = new Promise((resolve) => new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) if (e.name === 'syncscope:relay-connected') resolve(e.startTime);
+  }).observe({ type: 'mark', buffered: true }));
+`;
+
+/// Opens `query` on `relay` in a fresh context and returns `read(page)`, or throws. Until the
+/// relay is connected the bench only listens: Playwright's locators inject a script whose first
+/// evaluation held the page's main thread for 45-60 ms during its load.
 async function onPage(browser, relay, query, read) {
   const { page, errors, close } = await openPage(browser);
   try {
-    await page.addInitScript(LONGTASKS);
-    await page.goto(`${relay.url}?${query}`);
+    await page.addInitScript(LONGTASKS + CONNECTED);
+    const cdp = await page.context().newCDPSession(page);
+    await page.goto(`${relay.url}?${query}`, { waitUntil: 'commit' });
+    // A page that never connects is left to `read`, which says what it shows instead.
+    const connected = cdp.send('Runtime.evaluate', { expression: 'window.__connected', awaitPromise: true });
+    await Promise.race([connected.catch(() => {}), delay(CONNECT_TIMEOUT)]);
     const result = await read(page);
     if (errors.length) throw new Error(errors.join('; '));
     return result;

@@ -14,6 +14,7 @@ use crate::config;
 use crate::probe::LinkProbe;
 use crate::rates::{RateCharts, RateSampler};
 use crate::series::Series;
+use crate::timing;
 use crate::transfers::Transfers;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -87,12 +88,14 @@ pub fn start(observers: Observers) -> Connection {
 
 async fn run(conn: Connection, observers: Observers) -> Result<(), String> {
     let config = config::fetch().await?;
+    timing::mark("config");
     let relay = config::relay_address(&config, &config::transports_from_url()?)?;
     let room = config::url_param("room").unwrap_or(config.room);
     conn.relay_peer_id.set(Some(relay.peer_id.to_string()));
     conn.status.set(Status::Connecting);
     let relay_peer = relay.peer_id;
     let mut node = node::start(NodeConfig::new(relay)).await.map_err(|e| e.to_string())?;
+    timing::mark("node-started");
     conn.own_peer_id.set(Some(node.peer_id.to_string()));
     node.join_room(&room).map_err(|e| e.to_string())?;
     conn.room.set(Some(room));
@@ -127,7 +130,8 @@ fn on_event(conn: Connection, relay: PeerId, event: NodeEvent) {
             conn.transport.set(Some(transport.label()));
             conn.status.set(Status::Connected);
             if conn.connected_after_ms.get_untracked().is_none() {
-                conn.connected_after_ms.set(since_navigation_ms());
+                timing::mark("relay-connected");
+                conn.connected_after_ms.set(timing::since_navigation_ms());
             }
         }
         NodeEvent::Disconnected { peer, cause } if peer == relay => {
@@ -153,9 +157,4 @@ fn on_event(conn: Connection, relay: PeerId, event: NodeEvent) {
         NodeEvent::Error { error } => conn.notice.set(Some(error.to_string())),
         _ => {}
     }
-}
-
-/// Milliseconds since the page's navigation started (the Performance timeline's zero).
-fn since_navigation_ms() -> Option<f64> {
-    web_sys::window().and_then(|w| w.performance()).map(|p| p.now())
 }

@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::Duration;
 
 use cid::Cid;
+use indexmap::IndexMap;
 use web_time::Instant;
 
 use super::message::{WantEntry, WantType};
@@ -89,7 +90,7 @@ pub(super) struct PeerState {
     pub(super) sent: HashMap<Cid, Sent>,
     /// Want-blocks not answered yet: the peer's load.
     pub(super) live: HashSet<Cid>,
-    queue: Vec<WantEntry>,
+    queue: IndexMap<Cid, WantEntry>,
     first_queued: Option<Instant>,
     last_queued: Option<Instant>,
     rtt: Rtt,
@@ -108,7 +109,7 @@ impl PeerState {
             version,
             sent: HashMap::new(),
             live: HashSet::new(),
-            queue: Vec::new(),
+            queue: IndexMap::new(),
             first_queued: None,
             last_queued: None,
             rtt: Rtt::default(),
@@ -200,7 +201,7 @@ impl PeerState {
     pub(super) fn take_queue(&mut self) -> Vec<WantEntry> {
         self.first_queued = None;
         self.last_queued = None;
-        std::mem::take(&mut self.queue)
+        std::mem::take(&mut self.queue).into_values().collect()
     }
 
     /// Withdraws the want for `cid`: dropped from the queue if not sent yet, otherwise
@@ -212,10 +213,8 @@ impl PeerState {
             return;
         }
         self.live.remove(&cid);
-        let before = self.queue.len();
-        self.queue.retain(|e| e.cid != cid);
-        if self.queue.len() == before {
-            self.queue.push(WantEntry::cancel(cid));
+        if self.queue.shift_remove(&cid).is_none() {
+            self.queue.insert(cid, WantEntry::cancel(cid));
             self.first_queued.get_or_insert(now);
             self.last_queued = Some(now);
         } else if self.queue.is_empty() {
@@ -244,11 +243,43 @@ impl PeerState {
             self.live.insert(cid);
         }
         let entry = WantEntry::want(cid, want_type, priority, send_dont_have);
-        match self.queue.iter_mut().find(|e| e.cid == cid) {
-            Some(queued) => *queued = entry,
-            None => self.queue.push(entry),
-        }
+        // Keyed, not searched: a first batch queues every leaf of a file at once.
+        self.queue.insert(cid, entry);
         self.first_queued.get_or_insert(now);
         self.last_queued = Some(now);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bitswap::verify::raw_cid;
+
+    fn cid(i: u32) -> Cid {
+        raw_cid(&i.to_le_bytes())
+    }
+
+    fn queued(peer: &mut PeerState) -> Vec<(Cid, WantType, bool)> {
+        peer.take_queue().into_iter().map(|e| (e.cid, e.want_type, e.cancel)).collect()
+    }
+
+    #[test]
+    fn the_want_queue_keeps_first_queued_order_and_one_entry_per_cid() {
+        let now = Instant::now();
+        let mut peer = PeerState::new(ProtocolVersion::V1_2_0);
+        for i in 0..3 {
+            peer.enqueue_want(now, cid(i), WantType::Have, 1, true);
+        }
+        // An upgrade to want-block replaces the entry where it stands; a cancel of a want not
+        // sent yet drops it.
+        peer.enqueue_want(now, cid(0), WantType::Block, 1, true);
+        peer.cancel(now, cid(1));
+        assert_eq!(
+            queued(&mut peer),
+            vec![(cid(0), WantType::Block, false), (cid(2), WantType::Have, false)]
+        );
+        // Once sent, a cancel goes out as one.
+        peer.cancel(now, cid(2));
+        assert_eq!(queued(&mut peer), vec![(cid(2), WantType::Block, true)]);
     }
 }
