@@ -78,6 +78,7 @@ fn draw(series: &[Series], unit: &str) -> (String, Frame) {
             return (svg_error(), frame);
         };
         let text = ("sans-serif", 12).into_font().color(&RGBColor(139, 152, 165));
+        let y_decimals = label_decimals(y1);
         let _ = chart
             .configure_mesh()
             // No minor grid: ten light lines per bold one were three quarters of the page's
@@ -86,6 +87,7 @@ fn draw(series: &[Series], unit: &str) -> (String, Frame) {
             .bold_line_style(RGBColor(60, 70, 82))
             .axis_style(RGBColor(90, 100, 112))
             .label_style(text.clone())
+            .y_label_formatter(&|v| format!("{v:.y_decimals$}"))
             .x_desc("seconds")
             .y_desc(unit)
             .axis_desc_style(text)
@@ -101,6 +103,17 @@ fn draw(series: &[Series], unit: &str) -> (String, Frame) {
         let _ = root.present();
     }
     (svg, frame)
+}
+
+/// Decimals that tell apart the labels of an axis from 0 to `top` (about five of them): 0.0002
+/// MB/s must not read "0.0", nor 2000 ms "2000.00".
+fn label_decimals(top: f64) -> usize {
+    let step = top / 5.0;
+    if step >= 1.0 || step <= 0.0 {
+        0
+    } else {
+        (-step.log10().floor()) as usize
+    }
 }
 
 /// What a chart without samples shows, in the plot's place and size.
@@ -201,6 +214,15 @@ mod tests {
         let (svg, frame) = draw(&series(&[(0.0, 1.0), (1.0, 2.0)]), "MB/s");
         assert!(svg.starts_with("<svg") && svg.contains("polyline"), "{svg}");
         assert!(frame.px.1 > frame.px.0);
+    }
+
+    #[test]
+    fn axis_labels_keep_as_many_decimals_as_their_range_needs() {
+        assert_eq!(label_decimals(2000.0), 0);
+        assert_eq!(label_decimals(5.5), 0);
+        assert_eq!(label_decimals(1.1), 1);
+        assert_eq!(label_decimals(0.0011), 4);
+        assert_eq!(label_decimals(0.0), 0);
     }
 
     #[test]

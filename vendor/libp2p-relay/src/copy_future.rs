@@ -47,6 +47,12 @@ pub fn relayed_bytes() -> u64 {
     RELAYED_BYTES.load(std::sync::atomic::Ordering::Relaxed)
 }
 
+/// syncscope patch: bytes read from one side of a circuit before they are written to the other.
+/// Upstream used `BufReader`'s default of 8 KiB, so every 8 KiB crossed the relay as its own yamux
+/// frame, Noise frame and WebSocket message: a browser on the far side paid its per-message cost
+/// (an event, a copy into wasm, a wake-up, a decryption) eight times per 64 KiB.
+const COPY_BUFFER: usize = 64 * 1024;
+
 pub(crate) struct CopyFuture<S, D> {
     src: BufReader<S>,
     dst: BufReader<D>,
@@ -64,8 +70,8 @@ impl<S: AsyncRead, D: AsyncRead> CopyFuture<S, D> {
         max_circuit_bytes: u64,
     ) -> Self {
         CopyFuture {
-            src: BufReader::new(src),
-            dst: BufReader::new(dst),
+            src: BufReader::with_capacity(COPY_BUFFER, src),
+            dst: BufReader::with_capacity(COPY_BUFFER, dst),
             max_circuit_duration: Delay::new(max_circuit_duration),
             max_circuit_bytes,
             bytes_sent: Default::default(),

@@ -421,11 +421,6 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Active<T> {
                 }
             }
 
-            match self.socket.poll_flush_unpin(cx)? {
-                Poll::Ready(()) => {}
-                Poll::Pending => {}
-            }
-
             if self.pending_write_frame.is_none() {
                 match self.stream_receivers.poll_next_unpin(cx) {
                     Poll::Ready(Some((_, Some(StreamCommand::SendFrame(frame))))) => {
@@ -483,6 +478,17 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Active<T> {
                     }
                     Poll::Pending => {}
                 }
+            }
+
+            // syncscope patch: flush once nothing more is ready to be written, not after every
+            // frame. A flush ends the transport's frame (a Noise frame, a WebSocket message), so
+            // upstream sent one per yamux frame: 16 KiB messages where a burst could fill 64 KiB
+            // ones. A flush that completes may have made room for a frame held back: then go on.
+            if self.socket.poll_flush_unpin(cx)?.is_ready()
+                && (self.pending_read_frame.is_some() || self.pending_write_frame.is_some())
+                && self.socket.poll_ready_unpin(cx).is_ready()
+            {
+                continue;
             }
 
             // If we make it this far, at least one of the above must have registered a waker.
