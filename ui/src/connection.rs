@@ -130,8 +130,7 @@ fn on_event(conn: Connection, relay: PeerId, event: NodeEvent) {
             conn.transport.set(Some(transport.label()));
             conn.status.set(Status::Connected);
             if conn.connected_after_ms.get_untracked().is_none() {
-                timing::mark("relay-connected");
-                conn.connected_after_ms.set(timing::since_navigation_ms());
+                conn.connected_after_ms.set(timing::mark("relay-connected"));
             }
         }
         NodeEvent::Disconnected { peer, cause } if peer == relay => {
