@@ -105,10 +105,10 @@ fn draw(series: &[Series], unit: &str) -> (String, Frame) {
     (svg, frame)
 }
 
-/// Decimals that tell apart the labels of an axis from 0 to `top` (about five of them): 0.0002
-/// MB/s must not read "0.0", nor 2000 ms "2000.00".
+/// Decimals that tell apart the labels of an axis from 0 to `top` (plotters draws up to ten):
+/// 0.0002 MB/s must not read "0.0", a 5 ms axis not "4, 4, 3, 3", nor 2000 ms "2000.00".
 fn label_decimals(top: f64) -> usize {
-    let step = top / 5.0;
+    let step = top / 10.0;
     if step >= 1.0 || step <= 0.0 {
         0
     } else {
@@ -219,7 +219,8 @@ mod tests {
     #[test]
     fn axis_labels_keep_as_many_decimals_as_their_range_needs() {
         assert_eq!(label_decimals(2000.0), 0);
-        assert_eq!(label_decimals(5.5), 0);
+        assert_eq!(label_decimals(11.0), 0);
+        assert_eq!(label_decimals(5.5), 1);
         assert_eq!(label_decimals(1.1), 1);
         assert_eq!(label_decimals(0.0011), 4);
         assert_eq!(label_decimals(0.0), 0);
