@@ -62,6 +62,34 @@ function breakdown(profile) {
   };
 }
 
+const LONG_TASK_MS = 50;
+
+/// Stretches of at least `minMs` in which every sample was busy (not `(idle)`): the profile's view
+/// of long main-thread tasks, with each stretch's own breakdown. Back-to-back tasks with no idle
+/// sample between them count as one stretch.
+function busyStretches(profile, minMs) {
+  const byNode = new Map(profile.nodes.map((n) => [n.id, n]));
+  const stretches = [];
+  let start = null;
+  let t = 0;
+  const close = (end) => {
+    if (start !== null && (t - start.t) / 1000 >= minMs) {
+      const samples = profile.samples.slice(start.i, end);
+      const timeDeltas = profile.timeDeltas.slice(start.i, end);
+      stretches.push({ atMs: start.t / 1000, ...breakdown({ nodes: profile.nodes, samples, timeDeltas }) });
+    }
+    start = null;
+  };
+  profile.samples.forEach((id, i) => {
+    t += profile.timeDeltas[i] ?? 0;
+    const idle = byNode.get(id).callFrame.functionName === '(idle)';
+    if (idle) close(i);
+    else if (start === null) start = { i, t };
+  });
+  close(profile.samples.length);
+  return stretches.sort((a, b) => b.totalMs - a.totalMs);
+}
+
 /// Profiles `page` from navigation to its relay connection, then one fetch of `cid` over ws:
 /// each phase's time and its breakdown.
 export async function profileFetch(page, relay, cid) {
@@ -75,11 +103,14 @@ export async function profileFetch(page, relay, cid) {
   await page.locator('[data-testid="status"][data-connected-after-ms]').waitFor({ timeout: 60_000 });
   const load = breakdown((await cdp.send('Profiler.stop')).profile);
   load.elapsedMs = Number(await status.getAttribute('data-connected-after-ms'));
-  await page.getByTestId('fetch-progress').waitFor({ timeout: 60_000 });
+  // From the connection on, so that the fetch's start, where the page compiles and runs its
+  // fetch code for the first time, is in the profile too.
   await cdp.send('Profiler.start');
   const done = page.getByTestId('fetch-done');
   await done.waitFor({ timeout: 300_000 });
-  const fetch = breakdown((await cdp.send('Profiler.stop')).profile);
+  const fetchProfile = (await cdp.send('Profiler.stop')).profile;
+  const fetch = breakdown(fetchProfile);
+  fetch.busy = busyStretches(fetchProfile, LONG_TASK_MS);
   fetch.elapsedMs = Number(await done.getAttribute('data-elapsed-ms'));
   fetch.bytes = Number(await done.getAttribute('data-bytes'));
   return { load, fetch };
@@ -90,6 +121,11 @@ export function printProfile({ load, fetch }) {
   printBreakdown(load, 15);
   console.log(`\n== fetch: ${(fetch.bytes / 1e6).toFixed(1)} MB in ${(fetch.elapsedMs / 1000).toFixed(2)} s; ${fetch.totalMs.toFixed(0)} ms profiled\n`);
   printBreakdown(fetch, 25);
+  console.log(`\n== busy stretches of ${LONG_TASK_MS} ms or more during the fetch (no idle sample): ${fetch.busy.length}`);
+  for (const b of fetch.busy.slice(0, 5)) {
+    console.log(`\n${b.totalMs.toFixed(0)} ms at ${b.atMs.toFixed(0)} ms after the connection`);
+    printBreakdown(b, 8);
+  }
 }
 
 function printBreakdown(p, top) {

@@ -69,7 +69,7 @@ async fn a_peer_opening_a_stream_per_message_is_answered_on_the_seeds_stream() {
     while got.len() < all.len() || dont_have.is_empty() {
         let msg = tokio::time::timeout(PATIENCE, answers_rx.recv()).await.expect("answer in time");
         let msg = msg.expect("answers");
-        got.extend(msg.blocks.into_iter().map(|b| (b.cid, b.data)));
+        got.extend(msg.blocks.into_iter().map(|b| (b.cid(), b.into_data())));
         dont_have.extend(
             msg.presences.iter().filter(|p| p.presence == Presence::DontHave).map(|p| p.cid),
         );
@@ -119,7 +119,7 @@ async fn the_seed_reopens_its_stream_when_the_peer_resets_it() {
         })
         .await
         .expect("answer in time");
-        assert_eq!((block.cid, &block.data), (*cid, data));
+        assert_eq!((block.cid(), block.data()), (*cid, data));
         // Let the reset reach the seed before the next request.
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }

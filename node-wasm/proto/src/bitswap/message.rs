@@ -115,11 +115,44 @@ impl WantEntry {
     }
 }
 
-/// A block and the CID it claims to be. Nothing is verified until the client checks it.
+/// A block and the CID that addresses its data. Every way to build one hashes the data or takes it
+/// from the node's own store, so whoever holds a `Block` need not hash it again. On the wire a
+/// block's CID is derived from its data (a 1.1 prefix names only the hash function), so a peer
+/// cannot send data under a CID it does not hash to: it can only send a block nobody asked for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Block {
-    pub cid: Cid,
-    pub data: Bytes,
+    cid: Cid,
+    data: Bytes,
+}
+
+impl Block {
+    /// `data` under the CID it claims, refused if it does not hash to it.
+    pub fn new(cid: Cid, data: Bytes) -> Result<Self, VerifyError> {
+        verify::verify(&cid, &data)?;
+        Ok(Self { cid, data })
+    }
+
+    /// `data` as a CIDv1 raw block with a sha2-256 multihash.
+    pub fn raw(data: Bytes) -> Self {
+        Self { cid: verify::raw_cid(&data), data }
+    }
+
+    /// A block of the server's store, which holds only blocks that were verified on the way in.
+    pub(super) fn stored(cid: Cid, data: Bytes) -> Self {
+        Self { cid, data }
+    }
+
+    pub fn cid(&self) -> Cid {
+        self.cid
+    }
+
+    pub fn data(&self) -> &Bytes {
+        &self.data
+    }
+
+    pub fn into_data(self) -> Bytes {
+        self.data
+    }
 }
 
 /// HAVE or DONT_HAVE.
@@ -246,6 +279,7 @@ impl Message {
             Some(w) => (w.entries.into_iter().map(want_from_pb).collect::<Result<_, _>>()?, w.full),
             None => (Vec::new(), false),
         };
+        // Each CID is computed from its block's data: that is what verifies the block.
         let mut blocks = Vec::with_capacity(msg.blocks.len() + msg.payload.len());
         for data in msg.blocks {
             let hash = verify::multihash(verify::SHA2_256, 32, &data)?;
@@ -337,7 +371,7 @@ mod tests {
     use multihash::Multihash;
 
     fn block(data: &'static [u8]) -> Block {
-        Block { cid: verify::raw_cid(data), data: Bytes::from_static(data) }
+        Block::raw(Bytes::from_static(data))
     }
 
     fn sample() -> Message {
@@ -387,7 +421,7 @@ mod tests {
         let mut msg = Message::default();
         let data = Bytes::from_static(b"dag-pb node");
         let cid = Cid::new_v0(verify::multihash(verify::SHA2_256, 32, &data).unwrap()).unwrap();
-        msg.blocks.push(Block { cid, data });
+        msg.blocks.push(Block::new(cid, data).unwrap());
         for v in [ProtocolVersion::V1_0_0, ProtocolVersion::Legacy] {
             let pb = msg.to_pb(v);
             assert_eq!(pb.blocks.len(), 1);
@@ -437,7 +471,7 @@ mod tests {
         let msg = Message::decode(&body).unwrap();
         assert!(msg.full);
         assert_eq!(msg.wantlist, vec![WantEntry::want(cid, WantType::Have, 5, true)]);
-        assert_eq!(msg.blocks, vec![Block { cid, data: Bytes::from_static(data) }]);
+        assert_eq!(msg.blocks, vec![Block::new(cid, Bytes::from_static(data)).unwrap()]);
         assert_eq!(msg.presences, vec![BlockPresence { cid, presence: Presence::DontHave }]);
         assert_eq!(msg.pending_bytes, 10000);
     }
@@ -452,10 +486,25 @@ mod tests {
     }
 
     #[test]
+    fn a_block_is_refused_under_a_cid_its_data_does_not_hash_to() {
+        let cid = verify::raw_cid(b"alpha");
+        assert_eq!(Block::new(cid, Bytes::from_static(b"beta")), Err(VerifyError::Mismatch));
+        assert_eq!(Block::new(cid, Bytes::from_static(b"alpha")).map(|b| b.cid()), Ok(cid));
+    }
+
+    #[test]
+    fn data_sent_under_a_wanted_blocks_prefix_arrives_under_its_own_cid() {
+        let wanted = verify::raw_cid(b"wanted");
+        let forged = pb::Block { prefix: prefix_of(&wanted), data: Bytes::from_static(b"forged") };
+        let msg = Message::from_pb(pb::Message { payload: vec![forged], ..Default::default() });
+        assert_eq!(msg.unwrap().blocks[0].cid(), verify::raw_cid(b"forged"));
+    }
+
+    #[test]
     fn refuses_messages_over_4_mib() {
         let mut msg = Message::default();
         let data = Bytes::from(vec![0u8; MAX_MESSAGE_SIZE]);
-        msg.blocks.push(Block { cid: verify::raw_cid(&data), data });
+        msg.blocks.push(Block::raw(data));
         assert!(matches!(
             msg.encode_frame(ProtocolVersion::V1_2_0),
             Err(FrameError::TooLarge { max: MAX_MESSAGE_SIZE, .. })

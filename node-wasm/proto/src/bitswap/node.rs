@@ -30,9 +30,6 @@ pub enum Event<P> {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum Misbehaviour {
-    /// It sent a block whose data does not hash to the CID it came with.
-    #[error("invalid block {0}")]
-    InvalidBlock(Cid),
     /// It sent more blocks nobody asked for than [`Config::max_unsolicited_blocks`].
     #[error("{0} unsolicited blocks")]
     UnsolicitedBlocks(u64),
@@ -147,7 +144,7 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Node<P> {
 
     /// Blocks and presences for the client, counting the blocks nobody asked for.
     fn handle_answers(&mut self, now: Instant, peer: P, msg: &Message) {
-        let excused = msg.blocks.iter().filter(|b| self.window.excused(&b.cid)).count() as u64;
+        let excused = msg.blocks.iter().filter(|b| self.window.excused(&b.cid())).count() as u64;
         let before = self.client.stats().peer(peer).unsolicited_blocks;
         self.client.handle_message(now, peer, msg);
         let unsolicited = self.client.stats().peer(peer).unsolicited_blocks - before;
@@ -253,11 +250,8 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Core for Node<P> {
         }
         self.client.poll_event().map(|e| match e {
             client::Event::Block { session, block } => {
-                self.window.delivered(session, &block.cid);
+                self.window.delivered(session, &block.cid());
                 Event::Block { session, block }
-            }
-            client::Event::Misbehaved { peer, cid } => {
-                Event::Misbehaved { peer, error: Misbehaviour::InvalidBlock(cid) }
             }
         })
     }

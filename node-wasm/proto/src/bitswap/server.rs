@@ -299,7 +299,7 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Server<P> {
             let blocks: Vec<Block> = packing
                 .blocks
                 .into_iter()
-                .filter_map(|(cid, data)| data.map(|data| Block { cid, data }))
+                .filter_map(|(cid, data)| data.map(|data| Block::stored(cid, data)))
                 .collect();
             if blocks.is_empty() && packing.presences.is_empty() {
                 // Every block vanished from the store: nothing goes out.
@@ -410,7 +410,7 @@ mod tests {
         let out = h.drain();
         assert_eq!(out.len(), 1);
         let msg = &out[0].1;
-        assert_eq!(msg.blocks.iter().map(|b| b.cid).collect::<Vec<_>>(), vec![cids[0]]);
+        assert_eq!(msg.blocks.iter().map(|b| b.cid()).collect::<Vec<_>>(), vec![cids[0]]);
         assert_eq!(msg.presences, vec![BlockPresence { cid: cids[1], presence: Presence::Have }]);
         assert_eq!(h.server.stats().peer(0).blocks_sent, 1);
         assert_eq!(h.server.stats().peer(0).haves_sent, 1);
@@ -452,7 +452,7 @@ mod tests {
         h.store.insert(cid, d.clone());
         h.server.add_block(cid, d.len());
         let out = h.drain();
-        assert_eq!(out[0].1.blocks, vec![Block { cid, data: d }]);
+        assert_eq!(out[0].1.blocks, vec![Block::stored(cid, d)]);
     }
 
     #[test]
@@ -571,7 +571,7 @@ mod tests {
             h.server.block_loaded(*cid, h.store.get(cid).cloned());
         }
         let sent: Vec<Cid> = std::iter::from_fn(|| h.server.poll_transmit())
-            .flat_map(|(_, m)| m.blocks.into_iter().map(|b| b.cid))
+            .flat_map(|(_, m)| m.blocks.into_iter().map(|b| b.cid()))
             .collect();
         assert_eq!(sent, cids);
     }

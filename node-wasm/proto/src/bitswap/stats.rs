@@ -18,8 +18,6 @@ pub struct Counters {
     pub duplicate_bytes: u64,
     /// Blocks nobody asked for: dropped.
     pub unsolicited_blocks: u64,
-    /// Blocks whose data does not hash to their CID: dropped, the sender penalised.
-    pub invalid_blocks: u64,
     pub blocks_sent: u64,
     pub block_bytes_sent: u64,
     pub haves_sent: u64,
@@ -43,7 +41,6 @@ impl AddAssign for Counters {
         self.duplicate_blocks += o.duplicate_blocks;
         self.duplicate_bytes += o.duplicate_bytes;
         self.unsolicited_blocks += o.unsolicited_blocks;
-        self.invalid_blocks += o.invalid_blocks;
         self.blocks_sent += o.blocks_sent;
         self.block_bytes_sent += o.block_bytes_sent;
         self.haves_sent += o.haves_sent;

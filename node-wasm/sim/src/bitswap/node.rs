@@ -122,9 +122,9 @@ impl App<Node<NodeId>> for Store {
         match event {
             Event::Block { block, .. } => {
                 if let Some(f) = self.fetch.as_mut() {
-                    f.pending.remove(&block.cid);
+                    f.pending.remove(&block.cid());
                 }
-                self.insert(node, block.cid, block.data);
+                self.insert(node, block.cid(), block.into_data());
                 self.next_step(node, now);
             }
             Event::Load(cid) if self.latency.is_zero() => {

@@ -33,7 +33,6 @@ pub struct RunResult {
     pub msgs_received: u64,
     pub bytes_sent: u64,
     pub bytes_received: u64,
-    pub invalid_blocks: u64,
     pub timeouts: u64,
     /// Peers that sent a leech at least a tenth of its blocks (the fewest over leeches): how
     /// widely the fetch was spread. Not part of [`result_hash`], which predates it.
@@ -137,7 +136,6 @@ pub fn run(scenario: &Scenario, mode: ClientMode) -> RunResult {
         msgs_received: 0,
         bytes_sent: 0,
         bytes_received: 0,
-        invalid_blocks: 0,
         timeouts: 0,
         senders: usize::MAX,
     };
@@ -152,7 +150,6 @@ pub fn run(scenario: &Scenario, mode: ClientMode) -> RunResult {
         result.msgs_received += c.msgs_received;
         result.bytes_sent += c.bytes_sent;
         result.bytes_received += c.bytes_received;
-        result.invalid_blocks += c.invalid_blocks;
         result.timeouts += c.timeouts;
         result.senders = result.senders.min(senders(node.node().client_stats()));
     }
@@ -219,7 +216,7 @@ pub fn result_hash(rows: &[RunResult]) -> String {
     let mut h = Sha256::new();
     for r in rows {
         let line = format!(
-            "{}|{:?}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}\n",
+            "{}|{:?}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}\n",
             r.scenario,
             r.mode,
             r.complete,
@@ -231,7 +228,6 @@ pub fn result_hash(rows: &[RunResult]) -> String {
             r.msgs_received,
             r.bytes_sent,
             r.bytes_received,
-            r.invalid_blocks,
             r.timeouts,
             r.dup_pct(),
         );

@@ -12,7 +12,7 @@ use syncscope_proto::bitswap::{self, ProtocolVersion, SessionId};
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum Misbehaviour {
-    /// What the core found: an invalid block, too many unsolicited ones.
+    /// What the core found: too many unsolicited blocks.
     #[error(transparent)]
     Protocol(#[from] bitswap::Misbehaviour),
     /// An oversized or malformed frame or message.

@@ -264,11 +264,12 @@ impl<S: BlockStore> Glue for BitswapGlue<S> {
     fn on_core_event(&mut self, ctx: &mut Ctx<Self>, event: bitswap::Event<PeerId>) {
         match event {
             bitswap::Event::Block { session, block } => {
-                if ctx.core.server().has_block(&block.cid) {
-                    self.deliver(ctx, session, block.cid, block.data);
+                let cid = block.cid();
+                if ctx.core.server().has_block(&cid) {
+                    self.deliver(ctx, session, cid, block.into_data());
                     return;
                 }
-                self.store_block(ctx, block.cid, block.data, |s| s.fetches.push(session));
+                self.store_block(ctx, cid, block.into_data(), |s| s.fetches.push(session));
             }
             bitswap::Event::Load(cid) => {
                 let store = self.store.clone();
