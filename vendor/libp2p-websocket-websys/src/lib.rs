@@ -25,6 +25,7 @@
 mod web_context;
 
 use std::{
+    cell::Cell,
     cmp::min,
     pin::Pin,
     rc::Rc,
@@ -78,7 +79,7 @@ const MAX_BUFFER: usize = 1024 * 1024;
 const WRITE_LOW_WATER: usize = MAX_BUFFER / 2;
 
 /// syncscope patch: how often a throttled writer's socket is checked (there is no event for a
-/// draining `bufferedAmount`).
+/// draining `bufferedAmount`). A one-shot timer, set only while a writer waits.
 const WRITE_POLL_MS: i32 = 10;
 
 impl libp2p_core::Transport for Transport {
@@ -199,11 +200,17 @@ struct Inner {
     // Store the closures for proper garbage collection.
     // These are wrapped in an [`Rc`] so we can implement [`Clone`].
     _on_open_closure: Rc<Closure<dyn FnMut(Event)>>,
-    _on_buffered_amount_low_closure: Rc<Closure<dyn FnMut(Event)>>,
     _on_close_closure: Rc<Closure<dyn FnMut(CloseEvent)>>,
     _on_error_closure: Rc<Closure<dyn FnMut(CloseEvent)>>,
     _on_message_closure: Rc<Closure<dyn FnMut(MessageEvent)>>,
-    buffered_amount_low_interval: i32,
+
+    // syncscope patch: upstream checked `bufferedAmount` on a 100 ms interval for the whole life
+    // of the connection. Now a writer throttled at `MAX_BUFFER` stays throttled until the buffer
+    // has drained to `WRITE_LOW_WATER`, and a one-shot timer wakes it to look again.
+    throttled: bool,
+    on_write_check: Closure<dyn FnMut()>,
+    /// The pending write check's timeout handle, cleared by the check itself when it runs.
+    write_check: Rc<Cell<Option<i32>>>,
 }
 
 impl Inner {
@@ -228,6 +235,22 @@ impl Inner {
                 Poll::Ready(Err(io::ErrorKind::BrokenPipe.into()))
             }
         }
+    }
+
+    /// syncscope patch: wakes the writer in `WRITE_POLL_MS`, unless a check is already pending.
+    fn schedule_write_check(&self) {
+        if self.write_check.get().is_some() {
+            return;
+        }
+        let handle = WebContext::new()
+            .expect("to have a window or worker context")
+            .set_timeout_with_callback_and_timeout_and_arguments(
+                self.on_write_check.as_ref().unchecked_ref(),
+                WRITE_POLL_MS,
+                &Array::new(),
+            )
+            .expect("to be able to set a timeout");
+        self.write_check.set(Some(handle));
     }
 
     fn error_barrier(&self) -> io::Result<()> {
@@ -310,26 +333,15 @@ impl Connection {
         socket.set_onmessage(Some(onmessage_closure.as_ref().unchecked_ref()));
 
         let write_waker = Rc::new(AtomicWaker::new());
-        let on_buffered_amount_low_closure = Closure::<dyn FnMut(_)>::new({
+        let write_check = Rc::new(Cell::new(None));
+        let on_write_check = Closure::<dyn FnMut()>::new({
             let write_waker = write_waker.clone();
-            let socket = socket.clone();
-            // syncscope patch: a writer waits for half the buffer, not all of it, to drain.
-            move |_| {
-                if (socket.buffered_amount() as usize) <= WRITE_LOW_WATER {
-                    write_waker.wake();
-                }
+            let write_check = write_check.clone();
+            move || {
+                write_check.set(None);
+                write_waker.wake();
             }
         });
-        let buffered_amount_low_interval = WebContext::new()
-            .expect("to have a window or worker context")
-            .set_interval_with_callback_and_timeout_and_arguments(
-                on_buffered_amount_low_closure.as_ref().unchecked_ref(),
-                // syncscope patch: 10 ms, not 100, so that a writer throttled at `MAX_BUFFER`
-                // (a browser serving blocks) resumes before the socket runs dry.
-                WRITE_POLL_MS,
-                &Array::new(),
-            )
-            .expect("to be able to set an interval");
 
         Self {
             inner: SendWrapper::new(Inner {
@@ -341,11 +353,12 @@ impl Connection {
                 close_waker,
                 errored,
                 _on_open_closure: Rc::new(onopen_closure),
-                _on_buffered_amount_low_closure: Rc::new(on_buffered_amount_low_closure),
                 _on_close_closure: Rc::new(onclose_closure),
                 _on_error_closure: Rc::new(onerror_closure),
                 _on_message_closure: Rc::new(onmessage_closure),
-                buffered_amount_low_interval,
+                throttled: false,
+                on_write_check,
+                write_check,
             }),
         }
     }
@@ -396,13 +409,17 @@ impl AsyncWrite for Connection {
         this.inner.error_barrier()?;
         futures::ready!(this.inner.poll_open(cx))?;
 
-        debug_assert!(this.buffered_amount() <= MAX_BUFFER);
-        let remaining_space = MAX_BUFFER - this.buffered_amount();
-
-        if remaining_space == 0 {
+        let buffered = this.buffered_amount();
+        debug_assert!(buffered <= MAX_BUFFER);
+        // syncscope patch: a throttled writer waits for half the buffer, not all of it, to drain.
+        if buffered >= MAX_BUFFER || (this.inner.throttled && buffered > WRITE_LOW_WATER) {
+            this.inner.throttled = true;
             this.inner.write_waker.register(cx.waker());
+            this.inner.schedule_write_check();
             return Poll::Pending;
         }
+        this.inner.throttled = false;
+        let remaining_space = MAX_BUFFER - buffered;
 
         let bytes_to_send = min(buf.len(), remaining_space);
 
@@ -420,7 +437,7 @@ impl AsyncWrite for Connection {
 
     // syncscope patch: once `send()` has taken the bytes they are the browser's to deliver, and
     // nothing a page does gets them out sooner. Upstream waited for `bufferedAmount` to reach 0,
-    // noticed only by the interval below, which held every flush (every Noise handshake message,
+    // noticed only by a 100 ms interval, which held every flush (every Noise handshake message,
     // every request) for up to 100 ms. `poll_write` still throttles at `MAX_BUFFER`.
     fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         self.inner.error_barrier()?;
@@ -467,9 +484,11 @@ impl Drop for Connection {
                 .close_with_code_and_reason(REGULAR_CLOSE, "connection dropped");
         }
 
-        WebContext::new()
-            .expect("to have a window or worker context")
-            .clear_interval_with_handle(self.inner.buffered_amount_low_interval);
+        if let Some(handle) = self.inner.write_check.take() {
+            WebContext::new()
+                .expect("to have a window or worker context")
+                .clear_timeout_with_handle(handle);
+        }
     }
 }
 

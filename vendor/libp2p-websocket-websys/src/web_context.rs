@@ -30,8 +30,8 @@ impl WebContext {
         }
     }
 
-    /// The `setInterval()` method.
-    pub(crate) fn set_interval_with_callback_and_timeout_and_arguments(
+    /// The `setTimeout()` method (syncscope patch: the crate used `setInterval()`).
+    pub(crate) fn set_timeout_with_callback_and_timeout_and_arguments(
         &self,
         handler: &::js_sys::Function,
         timeout: i32,
@@ -39,19 +39,19 @@ impl WebContext {
     ) -> Result<i32, JsValue> {
         match self {
             WebContext::Window(w) => {
-                w.set_interval_with_callback_and_timeout_and_arguments(handler, timeout, arguments)
+                w.set_timeout_with_callback_and_timeout_and_arguments(handler, timeout, arguments)
             }
             WebContext::Worker(w) => {
-                w.set_interval_with_callback_and_timeout_and_arguments(handler, timeout, arguments)
+                w.set_timeout_with_callback_and_timeout_and_arguments(handler, timeout, arguments)
             }
         }
     }
 
-    /// The `clearInterval()` method.
-    pub(crate) fn clear_interval_with_handle(&self, handle: i32) {
+    /// The `clearTimeout()` method.
+    pub(crate) fn clear_timeout_with_handle(&self, handle: i32) {
         match self {
-            WebContext::Window(w) => w.clear_interval_with_handle(handle),
-            WebContext::Worker(w) => w.clear_interval_with_handle(handle),
+            WebContext::Window(w) => w.clear_timeout_with_handle(handle),
+            WebContext::Worker(w) => w.clear_timeout_with_handle(handle),
         }
     }
 }
