@@ -152,8 +152,8 @@ impl PeerState {
     /// before it: the smallest round trip (the queue is counted apart, so a round trip sampled
     /// behind a queue would count it twice) plus `ahead` blocks at the peer's service time.
     pub(super) fn delay_behind(&self, typical: Typical, ahead: usize) -> f64 {
-        let service = self.service.unwrap_or(typical.service);
-        self.rtt.min.unwrap_or(typical.rtt) + ahead as f64 * service
+        let rtt = self.rtt.min.unwrap_or(typical.rtt);
+        rtt + ahead as f64 * self.service_or(typical, rtt)
     }
 
     /// Seconds of silence after which this peer counts as not having a want: its expected

@@ -23,7 +23,7 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
         let want = self.wants.get(&cid)?;
         let mut live = want.live_block.iter();
         let (Some(&holder), None) = (live.next(), live.next()) else { return None };
-        let ahead = self.ahead_of(holder, want.index);
+        let ahead = ahead_of(&self.queues(), &holder, want.index);
         if !self.beyond_in_flight(ahead) {
             return None;
         }
@@ -102,10 +102,7 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
             .iter()
             .filter(|(_, w)| w.live_block.len() == 1)
             .filter(|(_, w)| {
-                w.live_block.iter().all(|h| {
-                    let ahead = queues.get(h).map_or(0, |q| q.partition_point(|i| *i < w.index));
-                    self.beyond_in_flight(ahead)
-                })
+                w.live_block.iter().all(|h| self.beyond_in_flight(ahead_of(&queues, h, w.index)))
             })
             .map(|(c, w)| (*c, w.index))
             .collect();
@@ -126,15 +123,15 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
         queues
     }
 
-    /// Want-blocks at `peer` ahead of the want with `index`.
-    fn ahead_of(&self, peer: P, index: u64) -> usize {
-        self.wants.values().filter(|w| w.index < index && w.live_block.contains(&peer)).count()
-    }
-
     /// Whether `ahead` blocks of the mean size delivered so far fill more than a server sends
     /// ahead: a want behind them cannot be on the wire yet. Nothing delivered yet: nothing moves.
     fn beyond_in_flight(&self, ahead: usize) -> bool {
         self.delivered > 0
             && ahead as u64 * self.delivered_bytes / self.delivered > self.server_in_flight as u64
     }
+}
+
+/// Want-blocks at `peer` ahead of the want with `index`, in the session's [`Session::queues`].
+fn ahead_of<P: Ord>(queues: &BTreeMap<P, Vec<u64>>, peer: &P, index: u64) -> usize {
+    queues.get(peer).map_or(0, |q| q.partition_point(|i| *i < index))
 }
