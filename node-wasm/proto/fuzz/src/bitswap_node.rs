@@ -16,8 +16,8 @@ use arbitrary::{Result, Unstructured};
 use bytes::Bytes;
 use cid::Cid;
 use syncscope_proto::bitswap::{
-    raw_cid, Block, BlockPresence, ClientMode, Config, Event, Message, Node, Presence,
-    ProtocolVersion, SessionId, Transmit, WantEntry, WantType,
+    Block, BlockPresence, ClientMode, Config, Event, Message, Node, Presence, ProtocolVersion,
+    SessionId, Transmit, WantEntry, WantType,
 };
 use syncscope_proto::Core;
 use web_time::Instant;
@@ -33,10 +33,7 @@ pub fn pool() -> &'static [Block] {
     static BLOCKS: OnceLock<Vec<Block>> = OnceLock::new();
     BLOCKS.get_or_init(|| {
         (0..POOL)
-            .map(|i| {
-                let data = Bytes::from(format!("block {i} ").repeat(1 + i % 7));
-                Block { cid: raw_cid(&data), data }
-            })
+            .map(|i| Block::raw(Bytes::from(format!("block {i} ").repeat(1 + i % 7))))
             .collect()
     })
 }
@@ -199,7 +196,7 @@ pub fn built(full: bool, wants: &[Entry], blocks: &[Entry], presences: &[Entry])
     let wantlist = wants
         .iter()
         .map(|e| {
-            let cid = block(e.index).cid;
+            let cid = block(e.index).cid();
             if e.flags & 1 != 0 {
                 return WantEntry::cancel(cid);
             }
@@ -210,18 +207,18 @@ pub fn built(full: bool, wants: &[Entry], blocks: &[Entry], presences: &[Entry])
     let blocks = blocks
         .iter()
         .map(|e| {
-            let mut b = block(e.index).clone();
+            // Corrupt data is addressed by its own hash on the wire: a block nobody asked for.
             if e.flags & 1 != 0 {
-                b.data = Bytes::from_static(b"corrupt");
+                return Block::raw(Bytes::from_static(b"corrupt"));
             }
-            b
+            block(e.index).clone()
         })
         .collect();
     let presences = presences
         .iter()
         .map(|e| {
             let presence = if e.flags & 1 != 0 { Presence::DontHave } else { Presence::Have };
-            BlockPresence { cid: block(e.index).cid, presence }
+            BlockPresence { cid: block(e.index).cid(), presence }
         })
         .collect();
     Message { wantlist, full, blocks, presences, pending_bytes: 0 }
@@ -272,8 +269,8 @@ impl Harness {
     }
 
     fn store(&mut self, block: Block) {
-        self.node.add_block(block.cid, block.data.len());
-        self.stored.insert(block.cid, block.data);
+        self.node.add_block(block.cid(), block.data().len());
+        self.stored.insert(block.cid(), block.into_data());
     }
 
     fn session(&self, index: u8) -> Option<SessionId> {
@@ -282,7 +279,7 @@ impl Harness {
 
     pub fn apply(&mut self, op: &Op) {
         let now = self.now;
-        let cids = |indices: &[u8]| indices.iter().map(|&i| block(i).cid).collect::<Vec<_>>();
+        let cids = |indices: &[u8]| indices.iter().map(|&i| block(i).cid()).collect::<Vec<_>>();
         match op {
             Op::Connect { peer, version } => {
                 let version = ProtocolVersion::ALL[usize::from(*version) % 4];

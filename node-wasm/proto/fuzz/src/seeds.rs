@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use bytes::Bytes;
 use prost::Message as _;
 use syncscope_proto::bitswap::{
     raw_cid, Block, BlockPresence, Message, Presence, ProtocolVersion, WantEntry, WantType,
@@ -20,12 +21,12 @@ use crate::pullsync_node::{config, key_of, pool, Harness, Op, INITIAL_CHUNKS, OV
 
 /// Bitswap message bodies, one per version's way of carrying things.
 pub fn bitswap_messages() -> Vec<(&'static str, Vec<u8>)> {
-    let block = |data: &'static [u8]| Block { cid: raw_cid(data), data: data.into() };
+    let block = |data: &'static [u8]| Block::raw(Bytes::from_static(data));
     let (a, b) = (block(b"alpha"), block(b"beta"));
     let wants = Message {
         wantlist: vec![
-            WantEntry::want(a.cid, WantType::Have, 7, true),
-            WantEntry::want(b.cid, WantType::Block, 3, false),
+            WantEntry::want(a.cid(), WantType::Have, 7, true),
+            WantEntry::want(b.cid(), WantType::Block, 3, false),
             WantEntry::cancel(raw_cid(b"gamma")),
         ],
         full: true,
@@ -34,8 +35,8 @@ pub fn bitswap_messages() -> Vec<(&'static str, Vec<u8>)> {
     let answer = Message {
         blocks: vec![a.clone(), b.clone()],
         presences: vec![
-            BlockPresence { cid: a.cid, presence: Presence::Have },
-            BlockPresence { cid: b.cid, presence: Presence::DontHave },
+            BlockPresence { cid: a.cid(), presence: Presence::Have },
+            BlockPresence { cid: b.cid(), presence: Presence::DontHave },
         ],
         pending_bytes: 1234,
         ..Message::default()
