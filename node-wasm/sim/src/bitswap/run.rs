@@ -110,7 +110,7 @@ pub fn run(scenario: &Scenario, mode: ClientMode) -> RunResult {
         net.with_node(leech, |n, now| n.start_fetch(now, steps));
     }
     for seed in
-        (1..scenario.seeds()).filter(|s| !scenario.connected_at_start(*s, leeches[0].index()))
+        (0..scenario.seeds()).filter(|s| !scenario.connected_at_start(*s, leeches[0].index()))
     {
         net.run_to(epoch + scenario.seed_joins_at(seed));
         let seed = NodeId(seed as u32);

@@ -6,6 +6,14 @@ use super::fetch::{Distribution, FetchPattern};
 use super::seed_figures::{matrix_names, seed_figures, SeedFigures};
 use crate::{LinkModel, SlowPairs};
 
+/// When the seeds connect to the leeches, counted from the fetch's start: seed `k` at
+/// `first + k * gap`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SeedJoins {
+    pub first: Duration,
+    pub gap: Duration,
+}
+
 /// One benchmark scenario: who holds what, how it is fetched, and the network.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Scenario {
@@ -24,9 +32,8 @@ pub struct Scenario {
     /// Bytes per second of a downlink that every message to a leech crosses after its link,
     /// shared by the senders: one connection carrying all peers, as through a relay.
     pub leech_downlink: Option<f64>,
-    /// Seed `k` connects to the leeches `k` times this long after the fetch starts: seeds that
-    /// join a fetch under way. None: everyone is connected from the start.
-    pub seed_join_gap: Option<Duration>,
+    /// Seeds that join a fetch under way. None: everyone is connected from the start.
+    pub seed_joins: Option<SeedJoins>,
     pub store_latency: Duration,
     pub seed: u64,
 }
@@ -61,7 +68,7 @@ impl Scenario {
             fetch,
             links,
             leech_downlink: None,
-            seed_join_gap: None,
+            seed_joins: None,
             store_latency: Duration::ZERO,
             seed,
         }
@@ -80,7 +87,7 @@ impl Scenario {
 
     /// When seed `seed` connects to the leeches, counted from the fetch's start.
     pub fn seed_joins_at(&self, seed: usize) -> Duration {
-        self.seed_join_gap.map_or(Duration::ZERO, |gap| gap * seed as u32)
+        self.seed_joins.map_or(Duration::ZERO, |j| j.first + j.gap * seed as u32)
     }
 
     /// Whether nodes `a` and `b` are connected from the start: all are, except leeches and the
@@ -144,7 +151,7 @@ pub fn fixed_delay_matrix(seed: u64) -> Vec<Scenario> {
                 fetch,
                 links: LinkModel::Fixed { latency: Duration::from_millis(10), bandwidth: None },
                 leech_downlink: None,
-                seed_join_gap: None,
+                seed_joins: None,
                 store_latency: Duration::ZERO,
                 seed,
             }
@@ -173,7 +180,7 @@ pub fn realistic_set(seed: u64) -> Vec<Scenario> {
             slow,
         },
         leech_downlink: None,
-        seed_join_gap: None,
+        seed_joins: None,
         store_latency: Duration::ZERO,
         seed,
     };
@@ -209,7 +216,7 @@ pub fn datacenter_set(seed: u64) -> Vec<Scenario> {
             slow: None,
         },
         leech_downlink: None,
-        seed_join_gap: None,
+        seed_joins: None,
         store_latency: Duration::from_millis(25),
         seed,
     };
@@ -226,7 +233,10 @@ pub fn datacenter_set(seed: u64) -> Vec<Scenario> {
 /// - over direct 8 Mbit/s links (WebRTC), 20 ms each way;
 /// - through the relay from 9 seeds that each hold half of the blocks;
 /// - over direct links from 3 seeds of which the second and third join 0.5 s and 1 s into the
-///   fetch, when the first holds every want-block.
+///   fetch, when the first holds every want-block;
+/// - through the relay from 3 seeds that join 40, 60 and 80 ms into the fetch: a browser starts
+///   fetching as soon as it is connected, before any seed is ready for Bitswap, and its seeds
+///   get ready one after another (as measured in Chromium: 10 to 35 ms apart).
 pub fn slow_link_set(seed: u64) -> Vec<Scenario> {
     let file = |name: &str, nodes, distribution, bandwidth, downlink| Scenario {
         name: name.to_string(),
@@ -239,7 +249,7 @@ pub fn slow_link_set(seed: u64) -> Vec<Scenario> {
         fetch: FetchPattern::Unixfs,
         links: LinkModel::Fixed { latency: Duration::from_millis(20), bandwidth },
         leech_downlink: downlink,
-        seed_join_gap: None,
+        seed_joins: None,
         store_latency: Duration::ZERO,
         seed,
     };
@@ -249,13 +259,26 @@ pub fn slow_link_set(seed: u64) -> Vec<Scenario> {
         file("Direct-4Nodes-8MiB-8Mbps", 4, Distribution::AllToAll, Some(mbps(8.0)), None),
         file("Relay-10Nodes-Half-8MiB-8Mbps", 10, Distribution::Random(0.5), None, Some(mbps(8.0))),
         Scenario {
-            seed_join_gap: Some(Duration::from_millis(500)),
+            seed_joins: Some(SeedJoins { first: Duration::ZERO, gap: Duration::from_millis(500) }),
             ..file(
                 "Direct-4Nodes-8MiB-8Mbps-LateSeeds",
                 4,
                 Distribution::AllToAll,
                 Some(mbps(8.0)),
                 None,
+            )
+        },
+        Scenario {
+            seed_joins: Some(SeedJoins {
+                first: Duration::from_millis(40),
+                gap: Duration::from_millis(20),
+            }),
+            ..file(
+                "Relay-4Nodes-8MiB-8Mbps-LateSeeds",
+                4,
+                Distribution::AllToAll,
+                None,
+                Some(mbps(8.0)),
             )
         },
     ]
