@@ -18,7 +18,9 @@ const CASES = [
   { name: 'fetch_ws', unit: 'MB/s', step: ['fetch_ws'], read: (r) => mbps(r.fetch_ws) },
   { name: 'fetch_webrtc_direct', unit: 'MB/s', step: ['fetch_webrtc-direct'], read: (r) => mbps(r['fetch_webrtc-direct']) },
   { name: 'fetch_ws_1seed', unit: 'MB/s', step: ['fetch_ws_1seed'], read: (r) => mbps(r.fetch_ws_1seed) },
+  { name: 'fetch_ws_revisit', unit: 'MB/s', step: ['fetch_ws_revisit'], read: (r) => mbps(r.fetch_ws_revisit) },
   { name: 'fetch_ratio_ws', unit: 'ratio', step: ['fetch_ws', 'probe_peer_ws'], read: (r) => ratio(mbps(r.fetch_ws), mbps(r.probe_peer_ws)) },
+  { name: 'fetch_ratio_ws_revisit', unit: 'ratio', step: ['fetch_ws_revisit', 'probe_peer_ws'], read: (r) => ratio(mbps(r.fetch_ws_revisit), mbps(r.probe_peer_ws)) },
   { name: 'fetch_ratio_webrtc_direct', unit: 'ratio', step: ['fetch_webrtc-direct', 'probe_peer_webrtc-direct'], read: (r) => ratio(mbps(r['fetch_webrtc-direct']), mbps(r['probe_peer_webrtc-direct'])) },
   { name: 'fetch_dup_pct_ws', unit: '%', step: ['fetch_ws'], read: (r) => r.fetch_ws && (100 * r.fetch_ws.duplicates) / (r.fetch_ws.blocks + r.fetch_ws.duplicates) },
   { name: 'fetch_peers_ws', unit: 'peers', step: ['fetch_ws'], read: (r) => r.fetch_ws && r.fetch_ws.peerBlocks.filter((n) => n >= 0.1 * r.fetch_ws.blocks).length },
@@ -97,19 +99,25 @@ const CONNECTED = `
   }).observe({ type: 'mark', buffered: true }));
 `;
 
-/// Opens `query` on `relay` in a fresh context and returns `read(page)`, or throws. Until the
-/// relay is connected the bench only listens: Playwright's locators inject a script whose first
-/// evaluation held the page's main thread for 45-60 ms during its load.
-async function onPage(browser, relay, query, read) {
+/// Opens `query` on `relay` in a fresh context `visits` times in a row and returns `read(page)`
+/// of the last visit, or throws. A second visit is a returning visitor's: the HTTP cache and
+/// V8's code cache hold the page's wasm, already optimised. Until the relay is connected the
+/// bench only listens: Playwright's locators inject a script whose first evaluation held the
+/// page's main thread for 45-60 ms during its load.
+async function onPage(browser, relay, query, read, visits = 1) {
   const { page, errors, close } = await openPage(browser);
   try {
     await page.addInitScript(LONGTASKS + CONNECTED);
-    const cdp = await page.context().newCDPSession(page);
-    await page.goto(`${relay.url}?${query}`, { waitUntil: 'commit' });
-    // A page that never connects is left to `read`, which says what it shows instead.
-    const connected = cdp.send('Runtime.evaluate', { expression: 'window.__connected', awaitPromise: true });
-    await Promise.race([connected.catch(() => {}), delay(CONNECT_TIMEOUT)]);
-    const result = await read(page);
+    let result;
+    for (let visit = 0; visit < visits; visit++) {
+      const cdp = await page.context().newCDPSession(page);
+      await page.goto(`${relay.url}?${query}`, { waitUntil: 'commit' });
+      // A page that never connects is left to `read`, which says what it shows instead.
+      const connected = cdp.send('Runtime.evaluate', { expression: 'window.__connected', awaitPromise: true });
+      await Promise.race([connected.catch(() => {}), delay(CONNECT_TIMEOUT)]);
+      result = await read(page);
+      await cdp.detach();
+    }
     if (errors.length) throw new Error(errors.join('; '));
     return result;
   } finally {
@@ -130,8 +138,9 @@ async function probe(browser, relay, transport, target, size) {
   });
 }
 
-/// One fetch of `cid`, with what the page reports about it and about itself.
-async function fetchOnce(browser, relay, cid, transport) {
+/// A fetch of `cid` (on the page's `visits`-th load), with what the page reports about it and
+/// about itself.
+async function fetchOnce(browser, relay, cid, transport, visits = 1) {
   return onPage(browser, relay, `room=default&fetch=${cid}&transport=${transport}`, async (page) => {
     const failed = page.getByTestId('transfer-error');
     const done = page.getByTestId('fetch-done').or(failed);
@@ -154,13 +163,13 @@ async function fetchOnce(browser, relay, cid, transport) {
       connectedMs: await attr(page.getByTestId('status'), 'connected-after-ms'),
       ...page_,
     };
-  });
+  }, visits);
 }
 
 /// The measurement steps one run takes, in order, for the chosen cases.
 function steps(cases) {
   const wanted = new Set(cases.flatMap((c) => c.step));
-  return ['probe_relay_ws', 'probe_peer_ws', 'fetch_ws', 'probe_peer_webrtc-direct', 'fetch_webrtc-direct', 'fetch_ws_1seed']
+  return ['probe_relay_ws', 'probe_peer_ws', 'fetch_ws', 'fetch_ws_revisit', 'probe_peer_webrtc-direct', 'fetch_webrtc-direct', 'fetch_ws_1seed']
     .filter((s) => wanted.has(s));
 }
 
@@ -171,6 +180,7 @@ function runStep(step, ctx) {
     case 'probe_peer_ws': return probe(browser, relay, 'ws', 'peer', size);
     case 'probe_peer_webrtc-direct': return probe(browser, relay, 'webrtc-direct', 'peer', size);
     case 'fetch_ws': return fetchOnce(browser, relay, cid, 'ws');
+    case 'fetch_ws_revisit': return fetchOnce(browser, relay, cid, 'ws', 2);
     case 'fetch_webrtc-direct': return fetchOnce(browser, relay, cid, 'webrtc-direct');
     case 'fetch_ws_1seed': return fetchOnce(browser, oneSeed, cid, 'ws');
     default: throw new Error(`no step ${step}`);
@@ -285,7 +295,9 @@ print(rows, opts, `Measured in headless Chromium ${browser.version()} on loopbac
 (${opts['seed-content']} demo file, ${opts['seed-peers']} seed peers inside the relay; fetch_ws_1seed from a second relay with 1).
 Per run, each case opens a fresh browser context. ceiling_*: the link probe (a bare stream of the same size, nothing but
 libp2p's layers) to the first seed through the relay circuit, or to the relay itself; fetch_*: the page's own figure from
-the start of the fetch until every block is verified; ratios pair a fetch with the ceiling of the same run. MB/s = 10^6 B/s.
+the start of the fetch until every block is verified; fetch_ws_revisit: the same on the page's second load in its context,
+as a returning visitor's (its wasm comes optimised from V8's code cache, where a first visit starts on baseline code);
+ratios pair a fetch with the ceiling of the same run. MB/s = 10^6 B/s.
 Median, min and max over the runs where the case completed (n); failed counts the rest.`);
 for (const e of errors) console.log(`failed: ${e}`);
 process.exit(rows.every((r) => r.failed === 0) ? 0 : 1);
