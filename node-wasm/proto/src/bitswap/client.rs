@@ -101,10 +101,15 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Client<P> {
 
     /// A peer connected: sessions forget what it was asked on an earlier connection (its
     /// answers were lost with it), so their wants can go to it again, and ask it about the wants
-    /// that wait deep in other peers' queues.
+    /// that wait deep in other peers' queues. The first peer brings the sessions' idle tick
+    /// forward to `first_peer_gather` from now: their wants have waited for a peer.
     pub fn peer_connected(&mut self, now: Instant, peer: P, version: ProtocolVersion) {
         if self.peers.contains_key(&peer) {
             return;
+        }
+        if self.peers.is_empty() {
+            let at = now + self.config.first_peer_gather;
+            self.sessions.values_mut().for_each(|s| s.tick_early(at));
         }
         self.peers.insert(peer, PeerState::new(version));
         let sids: Vec<SessionId> = self.sessions.keys().copied().collect();
@@ -484,7 +489,7 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Client<P> {
         let due: Vec<SessionId> = self
             .sessions
             .iter()
-            .filter(|(_, s)| s.has_wants() && s.last_progress() + interval <= now)
+            .filter(|(_, s)| s.has_wants() && s.next_tick(interval) <= now)
             .map(|(id, _)| *id)
             .collect();
         for sid in due {
@@ -522,12 +527,8 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Client<P> {
         let flush = self.peers.values().filter_map(|p| p.flush_at(&self.config)).min();
         let silent = self.deadlines.peek().map(|Reverse(check)| check.at);
         let interval = self.idle_interval();
-        let idle = self
-            .sessions
-            .values()
-            .filter(|s| s.has_wants())
-            .map(|s| s.last_progress() + interval)
-            .min();
+        let idle =
+            self.sessions.values().filter(|s| s.has_wants()).map(|s| s.next_tick(interval)).min();
         [flush, silent, idle, self.decide_at()].into_iter().flatten().min()
     }
 
@@ -880,6 +881,35 @@ mod tests {
         let b = block(1);
         c.handle_message(now + 80 * MS, 0, &blocks(std::slice::from_ref(&b)));
         assert_eq!(c.poll_event(), Some(Event::Block { session: s, block: b }));
+    }
+
+    #[test]
+    fn wants_made_before_any_peer_go_to_every_peer_connected_shortly_after_the_first() {
+        let now = Instant::now();
+        let mut c = client(0, ClientMode::Sessions);
+        let s = c.new_session(now);
+        c.want(now, s, [block(1).cid()]);
+        assert!(sent_by(&mut c, now + 25 * MS).is_empty());
+        c.peer_connected(now + 30 * MS, 0, V12);
+        c.peer_connected(now + 60 * MS, 1, V12);
+        let early = sent_by(&mut c, now + 129 * MS);
+        assert!(early.is_empty(), "the peers connecting together: {early:?}");
+        assert_eq!(c.poll_timeout(), Some(now + 130 * MS));
+        c.handle_timeout(now + 130 * MS);
+        let sent = sent_by(&mut c, now + 135 * MS);
+        assert_eq!(wants_of(&sent, WantType::Have), vec![0, 1], "long before the idle tick");
+    }
+
+    #[test]
+    fn a_peer_connecting_while_others_are_connected_brings_no_tick_forward() {
+        let (mut c, _, now, wb, _) = asked(1);
+        c.handle_message(now + 5 * MS, wb, &presence(block(1).cid(), Presence::DontHave));
+        assert!(sent_by(&mut c, now + 30 * MS).is_empty(), "nobody else to ask");
+        c.peer_connected(now + 40 * MS, 1, V12);
+        assert!(sent_by(&mut c, now + 400 * MS).is_empty(), "until the idle tick");
+        c.handle_timeout(now + 600 * MS);
+        let sent = sent_by(&mut c, now + 605 * MS);
+        assert_eq!(wants_of(&sent, WantType::Have), vec![1]);
     }
 
     #[test]

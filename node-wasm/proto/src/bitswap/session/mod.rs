@@ -21,7 +21,10 @@
 //! - A want is never sent twice to the same peer, except to upgrade a want-have to a want-block,
 //!   and on the idle tick (no block for a while), which sends pending wants as want-have to the
 //!   peers not asked yet and to those whose asks timed out: a timeout is no proof that the peer
-//!   lacks the block, and once every peer has timed out nobody else is left.
+//!   lacks the block, and once every peer has timed out nobody else is left. Wants made while no
+//!   peer was connected wait for that tick too, brought forward to shortly after the first peer
+//!   connects (`first_peer_gather`): peers dialled together get ready one after another, and
+//!   wants handed to the first alone could not be spread over the others afterwards.
 //! - While want-blocks wait deep in one peer's queue, connected peers the session never asked
 //!   anything are asked about them (want-have): a seed that joined a fetch under way, or one
 //!   connected when all wants went to the first, takes its share. Each one it says HAVE to moves
@@ -35,6 +38,7 @@
 //! and relies on the idle tick to broadcast further.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::time::Duration;
 
 use cid::Cid;
 use rand::seq::SliceRandom;
@@ -157,6 +161,9 @@ pub(super) struct Session<P> {
     haves: u32,
     answers: u32,
     last_progress: Instant,
+    /// An idle tick due before the usual one: set when the first peer connected while wants
+    /// waited for one.
+    early_tick: Option<Instant>,
 }
 
 impl<P: Copy + Ord + std::hash::Hash> Session<P> {
@@ -184,6 +191,7 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
             haves: 0,
             answers: 0,
             last_progress: now,
+            early_tick: None,
         }
     }
 
@@ -199,8 +207,18 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
         self.peers.contains_key(&peer)
     }
 
-    pub(super) fn last_progress(&self) -> Instant {
-        self.last_progress
+    /// When the next idle tick is due: `interval` after the last progress, or the early tick.
+    pub(super) fn next_tick(&self, interval: Duration) -> Instant {
+        let idle = self.last_progress + interval;
+        self.early_tick.map_or(idle, |early| early.min(idle))
+    }
+
+    /// The first peer connected: wants waiting for one go out at `at`, with the peers that
+    /// connected by then.
+    pub(super) fn tick_early(&mut self, at: Instant) {
+        if self.has_wants() {
+            self.early_tick = Some(at);
+        }
     }
 
     /// Index of the want, used as its priority.
@@ -602,6 +620,7 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
         peers: &BTreeMap<P, PeerState>,
     ) -> Vec<(Cid, Vec<(P, WantType)>)> {
         self.last_progress = now;
+        self.early_tick = None;
         let want_type = match self.mode {
             ClientMode::Legacy => WantType::Block,
             ClientMode::Sessions => WantType::Have,
