@@ -103,11 +103,7 @@ async fn run(conn: Connection, observers: Observers) -> Result<(), String> {
     let mut sampler = RateSampler::default();
     while let Some(event) = node.events.next().await {
         match event {
-            NodeEvent::Stats(stats) => {
-                if let Some(rates) = sampler.push(*stats) {
-                    observers.charts.push(rates);
-                }
-            }
+            NodeEvent::Stats(stats) => observers.charts.push(sampler.push(*stats)),
             NodeEvent::Fetch(update) => observers.transfers.on_fetch(update),
             NodeEvent::ContentAdded(added) => observers.transfers.on_added(added),
             NodeEvent::Connected { peer, transport: TransportKind::Circuit, .. } => {

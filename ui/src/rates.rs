@@ -21,10 +21,11 @@ pub struct Rates {
     pub pullsync_dup_pct: f64,
 }
 
-/// Turns successive [`NodeStats`] into [`Rates`].
+/// Turns successive [`NodeStats`] into [`Rates`]. The first interval starts with the node, whose
+/// counters start at zero: a fetch done within the node's first second is charted too.
 #[derive(Default)]
 pub struct RateSampler {
-    prev: Option<NodeStats>,
+    prev: NodeStats,
 }
 
 fn pct(part: u64, whole: u64) -> f64 {
@@ -36,14 +37,14 @@ fn pct(part: u64, whole: u64) -> f64 {
 }
 
 impl RateSampler {
-    pub fn push(&mut self, now: NodeStats) -> Option<Rates> {
-        let prev = self.prev.replace(now)?;
+    pub fn push(&mut self, now: NodeStats) -> Rates {
+        let prev = std::mem::replace(&mut self.prev, now);
         let dt = (now.elapsed.as_secs_f64() - prev.elapsed.as_secs_f64()).max(1e-3);
         let (b, pb) = (now.bitswap.counters, prev.bitswap.counters);
         let (p, pp) = (now.pullsync, prev.pullsync);
         let blocks = b.blocks_received - pb.blocks_received;
         let delivered = p.counters.delivered - pp.counters.delivered;
-        Some(Rates {
+        Rates {
             t: now.elapsed.as_secs_f64(),
             bitswap_mb_s: (b.block_bytes_received - pb.block_bytes_received) as f64 / 1e6 / dt,
             pullsync_mb_s: (p.counters.bytes_received - pp.counters.bytes_received) as f64
@@ -53,7 +54,7 @@ impl RateSampler {
             pullsync_chunks_s: delivered as f64 / dt,
             bitswap_dup_pct: pct(b.duplicate_blocks - pb.duplicate_blocks, blocks),
             pullsync_dup_pct: pct(p.chunks_duplicate - pp.chunks_duplicate, delivered),
-        })
+        }
     }
 }
 
@@ -102,8 +103,7 @@ mod tests {
     use super::*;
 
     fn stats(secs: u64, blocks: u64, dups: u64, bytes: u64, chunks: u64) -> NodeStats {
-        let mut s: NodeStats = zero_stats();
-        s.elapsed = Duration::from_secs(secs);
+        let mut s = NodeStats { elapsed: Duration::from_secs(secs), ..NodeStats::default() };
         s.bitswap.counters.blocks_received = blocks;
         s.bitswap.counters.duplicate_blocks = dups;
         s.bitswap.counters.block_bytes_received = bytes;
@@ -111,23 +111,20 @@ mod tests {
         s
     }
 
-    fn zero_stats() -> NodeStats {
-        NodeStats {
-            elapsed: Duration::ZERO,
-            bitswap: Default::default(),
-            pullsync: Default::default(),
-            connected_peers: 0,
-        }
-    }
-
     #[test]
     fn a_known_schedule_gives_the_known_rates() {
         let mut sampler = RateSampler::default();
-        assert_eq!(sampler.push(stats(1, 0, 0, 0, 0)), None);
-        let r = sampler.push(stats(3, 40, 4, 10_000_000, 500)).unwrap();
+        assert_eq!(sampler.push(stats(1, 0, 0, 0, 0)).bitswap_blocks_s, 0.0);
+        let r = sampler.push(stats(3, 40, 4, 10_000_000, 500));
         assert_eq!((r.t, r.bitswap_blocks_s, r.bitswap_mb_s), (3.0, 20.0, 5.0));
         assert_eq!((r.bitswap_dup_pct, r.pullsync_chunks_s), (10.0, 250.0));
-        let quiet = sampler.push(stats(4, 40, 4, 10_000_000, 500)).unwrap();
+        let quiet = sampler.push(stats(4, 40, 4, 10_000_000, 500));
         assert_eq!((quiet.bitswap_blocks_s, quiet.bitswap_dup_pct), (0.0, 0.0));
+    }
+
+    #[test]
+    fn a_fetch_within_the_first_second_is_charted() {
+        let r = RateSampler::default().push(stats(1, 10, 1, 2_000_000, 0));
+        assert_eq!((r.t, r.bitswap_mb_s, r.bitswap_dup_pct), (1.0, 2.0, 10.0));
     }
 }

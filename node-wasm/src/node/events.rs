@@ -71,8 +71,9 @@ impl TransportKind {
     }
 }
 
-/// Both protocols' counters, sampled once a second.
-#[derive(Debug, Clone, Copy)]
+/// Both protocols' counters, sampled once a second. The default is the node as it starts: every
+/// counter at zero, at time zero.
+#[derive(Debug, Clone, Copy, Default)]
 pub struct NodeStats {
     /// Time since the node started; time zero of every chart.
     pub elapsed: Duration,
