@@ -5,7 +5,7 @@
 // per case: {case, unit, n, failed, median, min, max}.
 import { parseArgs } from 'node:util';
 
-import { launchBrowser, openPage } from '../lib/browser.mjs';
+import { launchCdpBrowser } from '../lib/cdp.mjs';
 import { startRelay } from '../lib/relay.mjs';
 import { printProfile, profileFetch } from './profile.mjs';
 
@@ -101,40 +101,40 @@ const CONNECTED = `
 
 /// Opens `query` on `relay` in a fresh context `visits` times in a row and returns `read(page)`
 /// of the last visit, or throws. A second visit is a returning visitor's: the HTTP cache and
-/// V8's code cache hold the page's wasm, already optimised. Until the relay is connected the
-/// bench only listens: Playwright's locators inject a script whose first evaluation held the
-/// page's main thread for 45-60 ms during its load.
+/// V8's code caches hold the page's code, compiled and warmed by the first visit. Until the
+/// relay is connected the bench only listens, so that nothing it runs competes with the load.
 async function onPage(browser, relay, query, read, visits = 1) {
-  const { page, errors, close } = await openPage(browser);
+  const page = await browser.newPage();
   try {
     await page.addInitScript(LONGTASKS + CONNECTED);
     let result;
     for (let visit = 0; visit < visits; visit++) {
-      const cdp = await page.context().newCDPSession(page);
-      await page.goto(`${relay.url}?${query}`, { waitUntil: 'commit' });
+      await page.goto(`${relay.url}?${query}`);
       // A page that never connects is left to `read`, which says what it shows instead.
-      const connected = cdp.send('Runtime.evaluate', { expression: 'window.__connected', awaitPromise: true });
-      await Promise.race([connected.catch(() => {}), delay(CONNECT_TIMEOUT)]);
+      await Promise.race([page.evaluate('window.__connected').catch(() => {}), delay(CONNECT_TIMEOUT)]);
       result = await read(page);
-      await cdp.detach();
     }
-    if (errors.length) throw new Error(errors.join('; '));
+    if (page.errors.length) throw new Error(page.errors.join('; '));
     return result;
   } finally {
-    await close();
+    await page.close();
   }
 }
 
-const attr = async (el, name) => Number(await el.getAttribute(`data-${name}`));
+const number = async (page, selector, name) => Number(await page.attr(selector, name));
+
+/// Waits for `done` or `failed` (by test id) and throws with the failure's text.
+async function outcome(page, done, failed) {
+  await page.waitFor(`[data-testid="${done}"], [data-testid="${failed}"]`, PAGE_TIMEOUT);
+  if (await page.isPresent(`[data-testid="${failed}"]`)) throw new Error(await page.text(`[data-testid="${failed}"]`));
+  return `[data-testid="${done}"]`;
+}
 
 /// The link probe to the relay or to the first peer through it.
 async function probe(browser, relay, transport, target, size) {
   return onPage(browser, relay, `room=default&transport=${transport}&probe=${target}&probe-size=${size}`, async (page) => {
-    const failed = page.getByTestId('probe-error');
-    const done = page.getByTestId('probe-done').or(failed);
-    await done.waitFor({ timeout: PAGE_TIMEOUT });
-    if (await failed.isVisible()) throw new Error(await failed.textContent());
-    return { bytes: await attr(done, 'bytes'), elapsedMs: await attr(done, 'elapsed-ms') };
+    const done = await outcome(page, 'probe-done', 'probe-error');
+    return { bytes: await number(page, done, 'bytes'), elapsedMs: await number(page, done, 'elapsed-ms') };
   });
 }
 
@@ -142,25 +142,22 @@ async function probe(browser, relay, transport, target, size) {
 /// about itself.
 async function fetchOnce(browser, relay, cid, transport, visits = 1) {
   return onPage(browser, relay, `room=default&fetch=${cid}&transport=${transport}`, async (page) => {
-    const failed = page.getByTestId('transfer-error');
-    const done = page.getByTestId('fetch-done').or(failed);
-    await done.waitFor({ timeout: PAGE_TIMEOUT });
-    if (await failed.isVisible()) throw new Error(await failed.textContent());
-    const elapsedMs = await attr(done, 'elapsed-ms');
-    const page_ = await page.evaluate((fetchMs) => {
+    const done = await outcome(page, 'fetch-done', 'transfer-error');
+    const elapsedMs = await number(page, done, 'elapsed-ms');
+    const page_ = await page.evaluate(`(() => {
       const now = performance.now();
       // The fetch's own window; the page's load and wasm start-up come before it.
-      const during = window.__longtasks.filter((t) => t.start + t.duration >= now - fetchMs - 100);
+      const during = window.__longtasks.filter((t) => t.start + t.duration >= now - ${elapsedMs} - 100);
       const wasm = performance.getEntriesByType('resource').find((e) => e.name.endsWith('.wasm'));
       return { longestTaskMs: Math.max(0, ...during.map((t) => t.duration)), wasmOnWire: wasm?.encodedBodySize };
-    }, elapsedMs);
+    })()`);
     return {
       elapsedMs,
-      bytes: await attr(done, 'bytes'),
-      blocks: await attr(done, 'blocks'),
-      duplicates: await attr(done, 'duplicates'),
-      peerBlocks: (await done.getAttribute('data-peer-blocks')).split(',').filter(Boolean).map(Number),
-      connectedMs: await attr(page.getByTestId('status'), 'connected-after-ms'),
+      bytes: await number(page, done, 'bytes'),
+      blocks: await number(page, done, 'blocks'),
+      duplicates: await number(page, done, 'duplicates'),
+      peerBlocks: (await page.attr(done, 'peer-blocks')).split(',').filter(Boolean).map(Number),
+      connectedMs: await number(page, '[data-testid="status"]', 'connected-after-ms'),
       ...page_,
     };
   }, visits);
@@ -247,11 +244,11 @@ if (!bin || !dist) {
 const seeds = (n) => ['--seed-peers', String(n), '--seed-content', opts['seed-content']];
 if (opts.profile) {
   const relay = await startRelay({ bin, dist, args: seeds(opts['seed-peers']) });
-  const browser = await launchBrowser();
+  const browser = await launchCdpBrowser();
   try {
-    const { page, close } = await openPage(browser);
+    const page = await browser.newPage();
     const profile = await profileFetch(page, relay, new URL(relay.shareLink).searchParams.get('fetch'));
-    await close();
+    await page.close();
     console.log(`Chrome's sampling CPU profiler (250 µs) over the page's load (from the navigation's commit until the relay
 connects) and one ${opts['seed-content']} fetch over ws from ${opts['seed-peers']} seed peers,
 in headless Chromium ${browser.version()} on loopback; the page is the release build with its wasm function names kept and
@@ -266,7 +263,7 @@ no wasm-opt, so it runs a little slower than the served one. Self time: the func
 const plan = steps(opts.cases);
 const relay = await startRelay({ bin, dist, args: seeds(opts['seed-peers']) });
 const oneSeed = plan.includes('fetch_ws_1seed') ? await startRelay({ bin, dist, args: seeds(1) }) : null;
-const browser = await launchBrowser();
+const browser = await launchCdpBrowser();
 const results = [];
 const errors = [];
 try {
@@ -291,12 +288,13 @@ try {
   await oneSeed?.stop();
 }
 const rows = opts.cases.map((c) => summarise(c, results));
-print(rows, opts, `Measured in headless Chromium ${browser.version()} on loopback against a release relay and the release page
+print(rows, opts, `Measured in headless Chromium ${browser.version()} (driven over the DevTools Protocol with only Page and Runtime
+enabled: no network capture) on loopback against a release relay and the release page
 (${opts['seed-content']} demo file, ${opts['seed-peers']} seed peers inside the relay; fetch_ws_1seed from a second relay with 1).
 Per run, each case opens a fresh browser context. ceiling_*: the link probe (a bare stream of the same size, nothing but
 libp2p's layers) to the first seed through the relay circuit, or to the relay itself; fetch_*: the page's own figure from
 the start of the fetch until every block is verified; fetch_ws_revisit: the same on the page's second load in its context,
-as a returning visitor's (its wasm comes optimised from V8's code cache, where a first visit starts on baseline code);
+as a returning visitor's (its code comes compiled and warmed from the first visit's caches);
 ratios pair a fetch with the ceiling of the same run. MB/s = 10^6 B/s.
 Median, min and max over the runs where the case completed (n); failed counts the rest.`);
 for (const e of errors) console.log(`failed: ${e}`);

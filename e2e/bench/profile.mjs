@@ -94,25 +94,24 @@ function busyStretches(profile, minMs) {
 /// each phase's time and its breakdown.
 export async function profileFetch(page, relay, cid) {
   // The profiler starts once the navigation commits: a new document may get a new renderer.
-  await page.goto(`${relay.url}?room=default&fetch=${cid}&transport=ws`, { waitUntil: 'commit' });
-  const cdp = await page.context().newCDPSession(page);
-  await cdp.send('Profiler.enable');
-  await cdp.send('Profiler.setSamplingInterval', { interval: 250 });
-  await cdp.send('Profiler.start');
-  const status = page.getByTestId('status');
-  await page.locator('[data-testid="status"][data-connected-after-ms]').waitFor({ timeout: 60_000 });
-  const load = breakdown((await cdp.send('Profiler.stop')).profile);
-  load.elapsedMs = Number(await status.getAttribute('data-connected-after-ms'));
+  await page.goto(`${relay.url}?room=default&fetch=${cid}&transport=ws`);
+  await page.send('Profiler.enable');
+  await page.send('Profiler.setSamplingInterval', { interval: 250 });
+  await page.send('Profiler.start');
+  const status = '[data-testid="status"][data-connected-after-ms]';
+  await page.waitFor(status, 60_000);
+  const load = breakdown((await page.send('Profiler.stop')).profile);
+  load.elapsedMs = Number(await page.attr(status, 'connected-after-ms'));
   // From the connection on, so that the fetch's start, where the page compiles and runs its
   // fetch code for the first time, is in the profile too.
-  await cdp.send('Profiler.start');
-  const done = page.getByTestId('fetch-done');
-  await done.waitFor({ timeout: 300_000 });
-  const fetchProfile = (await cdp.send('Profiler.stop')).profile;
+  await page.send('Profiler.start');
+  const done = '[data-testid="fetch-done"]';
+  await page.waitFor(done, 300_000);
+  const fetchProfile = (await page.send('Profiler.stop')).profile;
   const fetch = breakdown(fetchProfile);
   fetch.busy = busyStretches(fetchProfile, LONG_TASK_MS);
-  fetch.elapsedMs = Number(await done.getAttribute('data-elapsed-ms'));
-  fetch.bytes = Number(await done.getAttribute('data-bytes'));
+  fetch.elapsedMs = Number(await page.attr(done, 'elapsed-ms'));
+  fetch.bytes = Number(await page.attr(done, 'bytes'));
   return { load, fetch };
 }
 

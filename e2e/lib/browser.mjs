@@ -1,15 +1,17 @@
 // Headless Debian Chromium through playwright-core (no browser download: it is not reachable here).
 import { chromium } from 'playwright-core';
 
-const ARGS = [
+export const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
+
+export const CHROMIUM_ARGS = [
   '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
   '--disable-background-networking', '--disable-component-update', '--disable-sync',
 ];
 
 export function launchBrowser() {
   return chromium.launch({
-    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
-    args: ARGS,
+    executablePath: CHROMIUM,
+    args: CHROMIUM_ARGS,
   });
 }
 
