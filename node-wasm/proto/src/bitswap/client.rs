@@ -62,6 +62,8 @@ pub struct Client<P> {
     rng: ChaCha8Rng,
     peers: BTreeMap<P, PeerState>,
     sessions: BTreeMap<SessionId, Session<P>>,
+    /// When the first of the peers connected now did: the start of a gather.
+    first_peer_at: Option<Instant>,
     next_session: u64,
     wanted: HashMap<Cid, Vec<SessionId>>,
     /// Wants whose next step is to be decided, and when the first and last were marked.
@@ -82,6 +84,7 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Client<P> {
             config,
             peers: BTreeMap::new(),
             sessions: BTreeMap::new(),
+            first_peer_at: None,
             next_session: 0,
             wanted: HashMap::new(),
             undecided: HashSet::new(),
@@ -107,10 +110,7 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Client<P> {
         if self.peers.contains_key(&peer) {
             return;
         }
-        if self.peers.is_empty() {
-            let at = now + self.config.first_peer_gather;
-            self.sessions.values_mut().for_each(|s| s.tick_early(at));
-        }
+        self.gather(now);
         self.peers.insert(peer, PeerState::new(version));
         let sids: Vec<SessionId> = self.sessions.keys().copied().collect();
         for sid in sids {
@@ -119,6 +119,18 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Client<P> {
             }
             self.offer_deep_wants(now, sid);
         }
+    }
+
+    /// Sessions whose wants waited for a peer send them once peers stop connecting for
+    /// `gather_quiet`, or `first_peer_gather` after the first one did.
+    fn gather(&mut self, now: Instant) {
+        let starts = self.peers.is_empty();
+        if starts {
+            self.first_peer_at = Some(now);
+        }
+        let first = self.first_peer_at.unwrap_or(now);
+        let at = (now + self.config.gather_quiet).min(first + self.config.first_peer_gather);
+        self.sessions.values_mut().for_each(|s| s.gather_until(at, starts));
     }
 
     /// Lets `session` ask the peers it never asked about the wants queued deep elsewhere.
@@ -876,28 +888,45 @@ mod tests {
         // The connection drops with the answer on it, and the peer comes back.
         c.peer_disconnected(now + 30 * MS, 0);
         c.peer_connected(now + 30 * MS, 0, V12);
-        let sent = sent_by(&mut c, now + 60 * MS);
+        let sent = sent_by(&mut c, now + 35 * MS);
         assert_eq!(wants_of(&sent, WantType::Block), vec![0], "asked again at once");
         let b = block(1);
         c.handle_message(now + 80 * MS, 0, &blocks(std::slice::from_ref(&b)));
         assert_eq!(c.poll_event(), Some(Event::Block { session: s, block: b }));
     }
 
-    #[test]
-    fn wants_made_before_any_peer_go_to_every_peer_connected_shortly_after_the_first() {
+    /// A client with one want made before any peer connected, and peers connecting at `joins`
+    /// (ms): want-have to whom, and when.
+    fn gathered(joins: &[u32]) -> (Vec<u8>, Duration) {
         let now = Instant::now();
         let mut c = client(0, ClientMode::Sessions);
         let s = c.new_session(now);
         c.want(now, s, [block(1).cid()]);
-        assert!(sent_by(&mut c, now + 25 * MS).is_empty());
-        c.peer_connected(now + 30 * MS, 0, V12);
-        c.peer_connected(now + 60 * MS, 1, V12);
-        let early = sent_by(&mut c, now + 129 * MS);
-        assert!(early.is_empty(), "the peers connecting together: {early:?}");
-        assert_eq!(c.poll_timeout(), Some(now + 130 * MS));
-        c.handle_timeout(now + 130 * MS);
-        let sent = sent_by(&mut c, now + 135 * MS);
-        assert_eq!(wants_of(&sent, WantType::Have), vec![0, 1], "long before the idle tick");
+        assert!(sent_by(&mut c, now + 5 * MS).is_empty(), "nobody to ask");
+        for (peer, &at) in (0u8..).zip(joins) {
+            c.peer_connected(now + at * MS, peer, V12);
+            assert!(sent_by(&mut c, now + at * MS).is_empty(), "peers may be on their way");
+        }
+        let tick = c.poll_timeout().expect("a tick for the gathered wants");
+        c.handle_timeout(tick);
+        let sent = sent_by(&mut c, tick + 25 * MS);
+        (wants_of(&sent, WantType::Have), tick - now)
+    }
+
+    #[test]
+    fn wants_made_before_any_peer_go_to_the_peers_connecting_one_after_another() {
+        assert_eq!(gathered(&[30, 50, 70]), (vec![0, 1, 2], 100 * MS), "30 ms after the last");
+    }
+
+    #[test]
+    fn a_lone_first_peer_is_asked_once_no_other_followed_it_for_the_quiet_period() {
+        assert_eq!(gathered(&[30]), (vec![0], 60 * MS));
+    }
+
+    #[test]
+    fn peers_that_keep_connecting_delay_the_wants_at_most_the_gather_after_the_first() {
+        let (asked, at) = gathered(&[30, 55, 80, 105, 125]);
+        assert_eq!((asked, at), (vec![0, 1, 2, 3, 4], 130 * MS), "not 30 ms after the last");
     }
 
     #[test]

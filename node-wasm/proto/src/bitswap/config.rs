@@ -45,12 +45,14 @@ pub struct Config {
     /// `idle_rtt_multiplier` times the mean round trip.
     pub idle_tick: Duration,
     pub idle_rtt_multiplier: u32,
-    /// Client: wants made while no peer was connected go out this long after the first peer
-    /// connects, as an idle tick sends them (want-have to every peer connected by then), not
-    /// at the idle tick (100 ms). Peers dialled together get ready one after another (10 to
-    /// 35 ms apart in Chromium through a relay), and wants handed to the first alone cannot be
-    /// spread over the others afterwards without duplicates where they share a path.
+    /// Client: wants made while no peer was connected go out as an idle tick sends them
+    /// (want-have to every peer connected by then) once no further peer has connected for
+    /// `gather_quiet` (30 ms), and at most `first_peer_gather` (100 ms) after the first peer
+    /// connected; not at the idle tick. Peers dialled together get ready one after another (10
+    /// to 35 ms apart in Chromium through a relay), and wants handed to the first alone cannot
+    /// be spread over the others afterwards without duplicates where they share a path.
     pub first_peer_gather: Duration,
+    pub gather_quiet: Duration,
     /// Client: a peer is dropped from a session after this many DONT_HAVEs in a row.
     pub max_consecutive_dont_have: u32,
     /// Client: expected duplicate blocks per want that extra optimistic want-blocks may risk.
@@ -88,6 +90,7 @@ impl Default for Config {
             idle_tick: Duration::from_millis(500),
             idle_rtt_multiplier: 3,
             first_peer_gather: Duration::from_millis(100),
+            gather_quiet: Duration::from_millis(30),
             max_consecutive_dont_have: 16,
             dup_budget: 0.1,
             received_memory: 1 << 16,
@@ -154,6 +157,12 @@ impl Config {
     pub fn with_idle_tick(mut self, tick: Duration, rtt_multiplier: u32) -> Self {
         self.idle_tick = tick;
         self.idle_rtt_multiplier = rtt_multiplier;
+        self
+    }
+
+    pub fn with_first_peer_gather(mut self, longest: Duration, quiet: Duration) -> Self {
+        self.first_peer_gather = longest;
+        self.gather_quiet = quiet;
         self
     }
 

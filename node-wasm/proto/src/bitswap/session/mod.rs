@@ -22,9 +22,10 @@
 //!   and on the idle tick (no block for a while), which sends pending wants as want-have to the
 //!   peers not asked yet and to those whose asks timed out: a timeout is no proof that the peer
 //!   lacks the block, and once every peer has timed out nobody else is left. Wants made while no
-//!   peer was connected wait for that tick too, brought forward to shortly after the first peer
-//!   connects (`first_peer_gather`): peers dialled together get ready one after another, and
-//!   wants handed to the first alone could not be spread over the others afterwards.
+//!   peer was connected wait for that tick too, brought forward to once peers stop connecting
+//!   (`gather_quiet`), at most `first_peer_gather` after the first: peers dialled together get
+//!   ready one after another, and wants handed to the first alone could not be spread over the
+//!   others afterwards.
 //! - While want-blocks wait deep in one peer's queue, connected peers the session never asked
 //!   anything are asked about them (want-have): a seed that joined a fetch under way, or one
 //!   connected when all wants went to the first, takes its share. Each one it says HAVE to moves
@@ -213,10 +214,10 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
         self.early_tick.map_or(idle, |early| early.min(idle))
     }
 
-    /// The first peer connected: wants waiting for one go out at `at`, with the peers that
-    /// connected by then.
-    pub(super) fn tick_early(&mut self, at: Instant) {
-        if self.has_wants() {
+    /// A peer connected while wants waited for one (`starts`: the first) or while the session
+    /// gathers peers for them: they go out at `at`, to the peers connected by then.
+    pub(super) fn gather_until(&mut self, at: Instant, starts: bool) {
+        if (starts && self.has_wants()) || self.early_tick.is_some() {
             self.early_tick = Some(at);
         }
     }
