@@ -37,15 +37,18 @@ function shortName(name) {
   return (name || '(anonymous)').replace(/::h[0-9a-f]{16}$/, '').replace(/<.*>/g, '<…>').slice(-90);
 }
 
-/// Self time per kind and per function over a CPU profile's samples.
-function breakdown(profile) {
+/// A CPU profile's samples in order, as [call frame, µs].
+function samplesOf(profile) {
   const byNode = new Map(profile.nodes.map((n) => [n.id, n]));
+  return profile.samples.map((id, i) => [byNode.get(id).callFrame, profile.timeDeltas[i] ?? 0]);
+}
+
+/// Self time per kind and per function over `samples`.
+function breakdown(samples) {
   const kinds = new Map();
   const functions = new Map();
   let total = 0;
-  profile.samples.forEach((id, i) => {
-    const us = profile.timeDeltas[i] ?? 0;
-    const frame = byNode.get(id).callFrame;
+  for (const [frame, us] of samples) {
     total += us;
     const kind = kindOf(frame);
     kinds.set(kind, (kinds.get(kind) ?? 0) + us);
@@ -53,7 +56,7 @@ function breakdown(profile) {
     const f = functions.get(fn) ?? { us: 0, kind };
     f.us += us;
     functions.set(fn, f);
-  });
+  }
   return {
     totalMs: total / 1000,
     kinds: [...kinds].map(([kind, us]) => ({ kind, ms: us / 1000 })).sort((a, b) => b.ms - a.ms),
@@ -67,26 +70,22 @@ const LONG_TASK_MS = 50;
 /// Stretches of at least `minMs` in which every sample was busy (not `(idle)`): the profile's view
 /// of long main-thread tasks, with each stretch's own breakdown. Back-to-back tasks with no idle
 /// sample between them count as one stretch.
-function busyStretches(profile, minMs) {
-  const byNode = new Map(profile.nodes.map((n) => [n.id, n]));
+function busyStretches(samples, minMs) {
   const stretches = [];
   let start = null;
   let t = 0;
   const close = (end) => {
     if (start !== null && (t - start.t) / 1000 >= minMs) {
-      const samples = profile.samples.slice(start.i, end);
-      const timeDeltas = profile.timeDeltas.slice(start.i, end);
-      stretches.push({ atMs: start.t / 1000, ...breakdown({ nodes: profile.nodes, samples, timeDeltas }) });
+      stretches.push({ atMs: start.t / 1000, ...breakdown(samples.slice(start.i, end)) });
     }
     start = null;
   };
-  profile.samples.forEach((id, i) => {
-    t += profile.timeDeltas[i] ?? 0;
-    const idle = byNode.get(id).callFrame.functionName === '(idle)';
-    if (idle) close(i);
+  samples.forEach(([frame, us], i) => {
+    t += us;
+    if (frame.functionName === '(idle)') close(i);
     else if (start === null) start = { i, t };
   });
-  close(profile.samples.length);
+  close(samples.length);
   return stretches.sort((a, b) => b.totalMs - a.totalMs);
 }
 
@@ -100,16 +99,16 @@ export async function profileFetch(page, relay, cid) {
   await page.send('Profiler.start');
   const status = '[data-testid="status"][data-connected-after-ms]';
   await page.waitFor(status, 60_000);
-  const load = breakdown((await page.send('Profiler.stop')).profile);
+  const load = breakdown(samplesOf((await page.send('Profiler.stop')).profile));
   load.elapsedMs = Number(await page.attr(status, 'connected-after-ms'));
   // From the connection on, so that the fetch's start, where the page compiles and runs its
   // fetch code for the first time, is in the profile too.
   await page.send('Profiler.start');
   const done = '[data-testid="fetch-done"]';
   await page.waitFor(done, 300_000);
-  const fetchProfile = (await page.send('Profiler.stop')).profile;
-  const fetch = breakdown(fetchProfile);
-  fetch.busy = busyStretches(fetchProfile, LONG_TASK_MS);
+  const samples = samplesOf((await page.send('Profiler.stop')).profile);
+  const fetch = breakdown(samples);
+  fetch.busy = busyStretches(samples, LONG_TASK_MS);
   fetch.elapsedMs = Number(await page.attr(done, 'elapsed-ms'));
   fetch.bytes = Number(await page.attr(done, 'bytes'));
   return { load, fetch };

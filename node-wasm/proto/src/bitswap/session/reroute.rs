@@ -23,7 +23,7 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
         let want = self.wants.get(&cid)?;
         let mut live = want.live_block.iter();
         let (Some(&holder), None) = (live.next(), live.next()) else { return None };
-        let ahead = ahead_of(&self.queues(), &holder, want.index);
+        let ahead = self.ahead_of(&holder, want.index);
         if !self.beyond_in_flight(ahead) {
             return None;
         }
@@ -96,13 +96,12 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
     /// Wants, in order, whose want-block waits at a single peer behind more than its in-flight
     /// allowance.
     fn deep_wants(&self) -> Vec<(Cid, u64)> {
-        let queues = self.queues();
         let mut deep: Vec<(Cid, u64)> = self
             .wants
             .iter()
             .filter(|(_, w)| w.live_block.len() == 1)
             .filter(|(_, w)| {
-                w.live_block.iter().all(|h| self.beyond_in_flight(ahead_of(&queues, h, w.index)))
+                w.live_block.iter().all(|h| self.beyond_in_flight(self.ahead_of(h, w.index)))
             })
             .map(|(c, w)| (*c, w.index))
             .collect();
@@ -110,17 +109,12 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
         deep
     }
 
-    /// Indexes of the wants with a want-block at each peer, in order: its queue, as far as this
-    /// session is concerned (servers answer in priority order, and priority follows the index).
-    fn queues(&self) -> BTreeMap<P, Vec<u64>> {
-        let mut queues: BTreeMap<P, Vec<u64>> = BTreeMap::new();
-        for w in self.wants.values() {
-            for p in &w.live_block {
-                queues.entry(*p).or_default().push(w.index);
-            }
-        }
-        queues.values_mut().for_each(|q| q.sort_unstable());
-        queues
+    /// Want-blocks at `peer` ahead of the want with `index`: its place in the peer's queue, as far
+    /// as this session is concerned (servers answer in priority order, and priority follows the
+    /// index). A count, not a queue built per call: [`Self::reroute`] runs for every want a
+    /// HAVE marks, hundreds at a fetch's start.
+    fn ahead_of(&self, peer: &P, index: u64) -> usize {
+        self.wants.values().filter(|w| w.index < index && w.live_block.contains(peer)).count()
     }
 
     /// Whether `ahead` blocks of the mean size delivered so far fill more than a server sends
@@ -129,9 +123,4 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
         self.delivered > 0
             && ahead as u64 * self.delivered_bytes / self.delivered > self.server_in_flight as u64
     }
-}
-
-/// Want-blocks at `peer` ahead of the want with `index`, in the session's [`Session::queues`].
-fn ahead_of<P: Ord>(queues: &BTreeMap<P, Vec<u64>>, peer: &P, index: u64) -> usize {
-    queues.get(peer).map_or(0, |q| q.partition_point(|i| *i < index))
 }
