@@ -71,7 +71,8 @@ fn draw(series: &[Series], unit: &str) -> (String, Frame) {
         let _ = root.fill(&RGBColor(24, 32, 41));
         let Ok(mut chart) = ChartBuilder::on(&root)
             .margin(8)
-            .x_label_area_size(26)
+            // Room for the tick labels and, below them, the axis title.
+            .x_label_area_size(40)
             .y_label_area_size(56)
             .build_cartesian_2d(x0..x1, 0.0..y1)
         else {
