@@ -96,3 +96,13 @@ async fn browser_swarm_builds() {
     let swarm = build_swarm(key, ProtocolSettings::default()).await.unwrap();
     assert_eq!(*swarm.local_peer_id(), peer_id);
 }
+
+#[wasm_bindgen_test]
+async fn the_browsers_sha2_256_is_used_and_agrees_with_the_crates() {
+    use sha2::Digest;
+    for data in [&b""[..], b"abc", &[7u8; 256 * 1024]] {
+        let expected: [u8; 32] = sha2::Sha256::digest(data).into();
+        let platform = syncscope_node::rt::platform_sha2_256(data).await;
+        assert_eq!(platform, Some(expected), "{} bytes", data.len());
+    }
+}

@@ -7,11 +7,15 @@
 
 use bytes::Bytes;
 use cid::{Cid, Version};
+use multihash::Multihash;
 use thiserror::Error;
 
 use super::verify::{self, VerifyError};
 use super::ProtocolVersion;
 use crate::framing::{self, FrameError};
+
+/// The dag-pb codec, which every 1.0.0 block (a CIDv0) has.
+const DAG_PB: u64 = 0x70;
 
 /// Largest message either side accepts or sends (the spec's 4 MiB).
 pub const MAX_MESSAGE_SIZE: usize = 4 << 20;
@@ -267,27 +271,37 @@ impl Message {
     /// addressed by hashing their data as the prefix says. Fields a version does not define are
     /// accepted whatever the version, as boxo does.
     pub fn decode(body: &[u8]) -> Result<Self, DecodeError> {
+        Self::hashed(Self::decode_unhashed(body)?)
+    }
+
+    /// The message with its blocks, each hashed here.
+    fn hashed((mut message, blocks): (Self, Vec<WireBlock>)) -> Result<Self, DecodeError> {
+        message.blocks = blocks.into_iter().map(WireBlock::hash).collect::<Result<_, _>>()?;
+        Ok(message)
+    }
+
+    /// Decodes the body of one frame but leaves its blocks unhashed: the message without them,
+    /// and the blocks to address, so that the hashing can be done elsewhere (the browser's own
+    /// SHA-256, see [`WireBlock::with_sha2_256`]).
+    pub fn decode_unhashed(body: &[u8]) -> Result<(Self, Vec<WireBlock>), DecodeError> {
         if body.len() > MAX_MESSAGE_SIZE {
             return Err(FrameError::TooLarge { len: body.len(), max: MAX_MESSAGE_SIZE }.into());
         }
         Self::from_pb(framing::decode_body::<pb::Message>(body)?)
     }
 
-    /// Typed form of a decoded protobuf message.
-    pub fn from_pb(msg: pb::Message) -> Result<Self, DecodeError> {
+    /// Typed form of a decoded protobuf message, with its blocks unhashed.
+    pub fn from_pb(msg: pb::Message) -> Result<(Self, Vec<WireBlock>), DecodeError> {
         let (wantlist, full) = match msg.wantlist {
             Some(w) => (w.entries.into_iter().map(want_from_pb).collect::<Result<_, _>>()?, w.full),
             None => (Vec::new(), false),
         };
-        // Each CID is computed from its block's data: that is what verifies the block.
         let mut blocks = Vec::with_capacity(msg.blocks.len() + msg.payload.len());
         for data in msg.blocks {
-            let hash = verify::multihash(verify::SHA2_256, 32, &data)?;
-            let cid = Cid::new_v0(hash).map_err(|_| DecodeError::BadPrefix)?;
-            blocks.push(Block { cid, data });
+            blocks.push(WireBlock { prefix: Prefix::V0, data });
         }
         for b in msg.payload {
-            blocks.push(Block { cid: cid_from_prefix(&b.prefix, &b.data)?, data: b.data });
+            blocks.push(WireBlock { prefix: Prefix::parse(&b.prefix)?, data: b.data });
         }
         let presences = msg
             .block_presences
@@ -307,7 +321,88 @@ impl Message {
                 Ok(BlockPresence { cid, presence })
             })
             .collect::<Result<_, _>>()?;
-        Ok(Self { wantlist, full, blocks, presences, pending_bytes: msg.pending_bytes })
+        let message = Self {
+            wantlist,
+            full,
+            blocks: Vec::new(),
+            presences,
+            pending_bytes: msg.pending_bytes,
+        };
+        Ok((message, blocks))
+    }
+}
+
+/// A received block before its data is hashed: the data and how its CID is to be derived.
+/// Hashing is what addresses, and so verifies, a block: a [`Block`] comes out only through
+/// [`WireBlock::hash`] or [`WireBlock::with_sha2_256`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WireBlock {
+    prefix: Prefix,
+    data: Bytes,
+}
+
+impl WireBlock {
+    pub fn data(&self) -> &Bytes {
+        &self.data
+    }
+
+    /// Whether the CID takes the full sha2-256 digest of the data, which a caller may compute
+    /// by other means than this crate's.
+    pub fn is_sha2_256(&self) -> bool {
+        self.prefix.code == verify::SHA2_256 && self.prefix.len == 32
+    }
+
+    /// The block, addressed by hashing its data as the prefix says.
+    pub fn hash(self) -> Result<Block, DecodeError> {
+        let hash = verify::multihash(self.prefix.code, self.prefix.len, &self.data)?;
+        Ok(Block { cid: self.prefix.cid(hash)?, data: self.data })
+    }
+
+    /// The block, addressed by `digest`, which the caller computed as the sha2-256 of
+    /// [`Self::data`]. Refused when the prefix asks for anything else.
+    pub fn with_sha2_256(self, digest: &[u8; 32]) -> Result<Block, DecodeError> {
+        if !self.is_sha2_256() {
+            return Err(DecodeError::BadPrefix);
+        }
+        let hash = Multihash::wrap(verify::SHA2_256, digest).map_err(|_| DecodeError::BadPrefix)?;
+        Ok(Block { cid: self.prefix.cid(hash)?, data: self.data })
+    }
+}
+
+/// The 1.1 block prefix, parsed: the CID version, codec, multihash code and digest length.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Prefix {
+    version: Version,
+    codec: u64,
+    code: u64,
+    len: usize,
+}
+
+impl Prefix {
+    /// A 1.0.0 block: CIDv0, dag-pb and sha2-256.
+    const V0: Prefix =
+        Prefix { version: Version::V0, codec: DAG_PB, code: verify::SHA2_256, len: 32 };
+
+    fn parse(bytes: &[u8]) -> Result<Self, DecodeError> {
+        let mut rest = bytes;
+        let mut fields = [0u64; 4];
+        for field in &mut fields {
+            let (v, tail) =
+                unsigned_varint::decode::u64(rest).map_err(|_| DecodeError::BadPrefix)?;
+            *field = v;
+            rest = tail;
+        }
+        let [version, codec, code, len] = fields;
+        let len = usize::try_from(len).map_err(|_| DecodeError::BadPrefix)?;
+        if !rest.is_empty() || len > 64 {
+            return Err(DecodeError::BadPrefix);
+        }
+        let version = Version::try_from(version).map_err(|_| DecodeError::BadPrefix)?;
+        Ok(Prefix { version, codec, code, len })
+    }
+
+    fn cid(&self, hash: Multihash<64>) -> Result<Cid, DecodeError> {
+        Cid::new(self.version, self.codec, hash).map_err(|_| DecodeError::BadPrefix)
     }
 }
 
@@ -343,25 +438,6 @@ pub fn prefix_of(cid: &Cid) -> Vec<u8> {
         out.extend_from_slice(unsigned_varint::encode::u64(v, &mut buf));
     }
     out
-}
-
-/// The CID of `data` under a 1.1 block prefix.
-pub fn cid_from_prefix(prefix: &[u8], data: &[u8]) -> Result<Cid, DecodeError> {
-    let mut rest = prefix;
-    let mut fields = [0u64; 4];
-    for field in &mut fields {
-        let (v, tail) = unsigned_varint::decode::u64(rest).map_err(|_| DecodeError::BadPrefix)?;
-        *field = v;
-        rest = tail;
-    }
-    let [version, codec, code, len] = fields;
-    let len = usize::try_from(len).map_err(|_| DecodeError::BadPrefix)?;
-    if !rest.is_empty() || len > 64 {
-        return Err(DecodeError::BadPrefix);
-    }
-    let hash = verify::multihash(code, len, data)?;
-    let version = Version::try_from(version).map_err(|_| DecodeError::BadPrefix)?;
-    Cid::new(version, codec, hash).map_err(|_| DecodeError::BadPrefix)
 }
 
 #[cfg(test)]
@@ -435,7 +511,11 @@ mod tests {
         let data = b"v0 block";
         let cid = Cid::new_v0(verify::multihash(verify::SHA2_256, 32, data).unwrap()).unwrap();
         assert_eq!(prefix_of(&cid), vec![0x00, 0x70, 0x12, 0x20]);
-        assert_eq!(cid_from_prefix(&prefix_of(&cid), data).unwrap(), cid);
+        let block = WireBlock {
+            prefix: Prefix::parse(&prefix_of(&cid)).unwrap(),
+            data: Bytes::from_static(data),
+        };
+        assert_eq!(block.hash().map(|b| b.cid()), Ok(cid));
     }
 
     /// A message written out byte by byte from the proto definition, then decoded field by field.
@@ -497,7 +577,41 @@ mod tests {
         let wanted = verify::raw_cid(b"wanted");
         let forged = pb::Block { prefix: prefix_of(&wanted), data: Bytes::from_static(b"forged") };
         let msg = Message::from_pb(pb::Message { payload: vec![forged], ..Default::default() });
-        assert_eq!(msg.unwrap().blocks[0].cid(), verify::raw_cid(b"forged"));
+        assert_eq!(
+            Message::hashed(msg.unwrap()).unwrap().blocks[0].cid(),
+            verify::raw_cid(b"forged")
+        );
+    }
+
+    #[test]
+    fn a_sha2_256_digest_computed_elsewhere_addresses_a_block_as_hashing_here_does() {
+        let data = Bytes::from_static(b"leaf");
+        let v1 = pb::Block { prefix: prefix_of(&verify::raw_cid(&data)), data: data.clone() };
+        let msg =
+            pb::Message { blocks: vec![data.clone()], payload: vec![v1], ..Default::default() };
+        let (_, blocks) = Message::from_pb(msg).unwrap();
+        let digest: [u8; 32] = <sha2::Sha256 as sha2::Digest>::digest(&data).into();
+        for b in blocks {
+            assert!(b.is_sha2_256());
+            assert_eq!(b.clone().with_sha2_256(&digest), b.hash());
+        }
+    }
+
+    #[test]
+    fn a_sha2_256_digest_cannot_address_a_block_under_another_function() {
+        let data = Bytes::from_static(b"leaf");
+        let sha3 =
+            Cid::new_v1(verify::RAW, verify::multihash(verify::SHA3_256, 32, &data).unwrap());
+        let msg = pb::Message {
+            payload: vec![pb::Block { prefix: prefix_of(&sha3), data: data.clone() }],
+            ..Default::default()
+        };
+        let (_, mut blocks) = Message::from_pb(msg).unwrap();
+        let b = blocks.remove(0);
+        assert!(!b.is_sha2_256());
+        let digest: [u8; 32] = <sha2::Sha256 as sha2::Digest>::digest(&data).into();
+        assert_eq!(b.clone().with_sha2_256(&digest), Err(DecodeError::BadPrefix));
+        assert_eq!(b.hash().map(|b| b.cid()), Ok(sha3));
     }
 
     #[test]
@@ -525,20 +639,18 @@ mod tests {
             }),
             ..Default::default()
         };
-        assert_eq!(Message::from_pb(bad_entry), Err(DecodeError::BadCid { field: "entry.block" }));
+        let decoded = |m: pb::Message| Message::from_pb(m).and_then(Message::hashed);
+        assert_eq!(decoded(bad_entry), Err(DecodeError::BadCid { field: "entry.block" }));
         let bad_prefix = pb::Message {
             payload: vec![pb::Block { prefix: vec![0x01, 0x55], data: Bytes::new() }],
             ..Default::default()
         };
-        assert_eq!(Message::from_pb(bad_prefix), Err(DecodeError::BadPrefix));
+        assert_eq!(decoded(bad_prefix), Err(DecodeError::BadPrefix));
         let bad_hash = pb::Message {
             payload: vec![pb::Block { prefix: vec![0x01, 0x55, 0x1e, 0x20], data: Bytes::new() }],
             ..Default::default()
         };
-        assert_eq!(
-            Message::from_pb(bad_hash),
-            Err(DecodeError::Block(VerifyError::UnsupportedHash(0x1e)))
-        );
+        assert_eq!(decoded(bad_hash), Err(DecodeError::Block(VerifyError::UnsupportedHash(0x1e))));
         let bad_enum = pb::Message {
             block_presences: vec![pb::BlockPresence {
                 cid: verify::raw_cid(b"x").to_bytes(),
@@ -546,7 +658,7 @@ mod tests {
             }],
             ..Default::default()
         };
-        assert!(matches!(Message::from_pb(bad_enum), Err(DecodeError::BadEnum { .. })));
+        assert!(matches!(decoded(bad_enum), Err(DecodeError::BadEnum { .. })));
         assert!(Multihash::<64>::wrap(0x12, &[0; 65]).is_err());
     }
 }

@@ -66,7 +66,7 @@ pub use client::{Client, Event as ClientEvent};
 pub use config::{ClientMode, Config};
 pub use message::{
     pb, prefix_of, Block, BlockPresence, DecodeError, Message, Presence, WantEntry, WantType,
-    MAX_MESSAGE_SIZE,
+    WireBlock, MAX_MESSAGE_SIZE,
 };
 pub use node::{Event, Misbehaviour, Node, Transmit};
 pub use server::{Server, ServerEvent};
