@@ -69,7 +69,8 @@ export async function launchCdpBrowser() {
       await Promise.race([connection.send('Browser.close').catch(() => {}), delay(5_000)]);
       if (chrome.exitCode === null) chrome.kill('SIGKILL');
       await exited;
-      rmSync(profile, { recursive: true, force: true });
+      // Chromium's helper processes may still be writing to the profile as the browser exits.
+      rmSync(profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
     },
   };
 }
