@@ -50,7 +50,11 @@ mod imp {
             let subtle = Reflect::get(&crypto, &JsValue::from_str("subtle")).ok()?;
             let digest = Reflect::get(&subtle, &JsValue::from_str("digest")).ok()?;
             let digest: Function = digest.dyn_into().ok()?;
-            let input = Uint8Array::from(data);
+            // SAFETY: the view is read only by `digest`, which copies the bytes before it
+            // returns (WebCrypto's "get a copy of the buffer source"); nothing in between can
+            // grow the wasm memory and detach it. A copy made here instead cost a quarter of the
+            // hashing's time.
+            let input = unsafe { Uint8Array::view(data) };
             digest.call2(&subtle, &JsValue::from_str("SHA-256"), &input).ok()?.dyn_into().ok()
         };
         let promise = digest();
