@@ -106,3 +106,19 @@ async fn the_browsers_sha2_256_is_used_and_agrees_with_the_crates() {
         assert_eq!(platform, Some(expected), "{} bytes", data.len());
     }
 }
+
+/// An insecure context (plain http to an address other than localhost) has no `crypto.subtle`:
+/// the platform offers no SHA-256 and blocks are hashed in wasm instead.
+#[wasm_bindgen_test]
+async fn without_crypto_subtle_the_platform_offers_no_sha2_256() {
+    use wasm_bindgen::JsValue;
+    let crypto = js_sys::Reflect::get(&js_sys::global(), &"crypto".into()).unwrap();
+    let hidden = js_sys::Object::new();
+    js_sys::Reflect::set(&hidden, &"value".into(), &JsValue::UNDEFINED).unwrap();
+    js_sys::Reflect::set(&hidden, &"configurable".into(), &JsValue::TRUE).unwrap();
+    js_sys::Object::define_property(&crypto.clone().into(), &"subtle".into(), &hidden);
+    let platform = syncscope_node::rt::platform_sha2_256(b"abc").await;
+    js_sys::Reflect::delete_property(&crypto.into(), &"subtle".into()).unwrap();
+    assert_eq!(platform, None);
+    assert!(syncscope_node::rt::platform_sha2_256(b"abc").await.is_some(), "restored");
+}

@@ -45,19 +45,20 @@ mod imp {
         use js_sys::{ArrayBuffer, Function, Promise, Reflect, Uint8Array};
         use wasm_bindgen::{JsCast, JsValue};
 
-        let digest = || -> Option<Promise> {
+        let start_digest = || -> Option<Promise> {
             let crypto = Reflect::get(&js_sys::global(), &JsValue::from_str("crypto")).ok()?;
             let subtle = Reflect::get(&crypto, &JsValue::from_str("subtle")).ok()?;
             let digest = Reflect::get(&subtle, &JsValue::from_str("digest")).ok()?;
             let digest: Function = digest.dyn_into().ok()?;
+            let algorithm = JsValue::from_str("SHA-256");
             // SAFETY: the view is read only by `digest`, which copies the bytes before it
             // returns (WebCrypto's "get a copy of the buffer source"); nothing in between can
             // grow the wasm memory and detach it. A copy made here instead cost a quarter of the
             // hashing's time.
             let input = unsafe { Uint8Array::view(data) };
-            digest.call2(&subtle, &JsValue::from_str("SHA-256"), &input).ok()?.dyn_into().ok()
+            digest.call2(&subtle, &algorithm, &input).ok()?.dyn_into().ok()
         };
-        let promise = digest();
+        let promise = start_digest();
         send_wrapper::SendWrapper::new(async move {
             let hash = wasm_bindgen_futures::JsFuture::from(promise?).await.ok()?;
             let hash = Uint8Array::new(&hash.dyn_into::<ArrayBuffer>().ok()?.into());
