@@ -21,6 +21,8 @@ const CASES = [
   { name: 'fetch_ws_revisit', unit: 'MB/s', step: ['fetch_ws_revisit'], read: (r) => mbps(r.fetch_ws_revisit) },
   { name: 'fetch_ratio_ws', unit: 'ratio', step: ['fetch_ws', 'probe_peer_ws'], read: (r) => ratio(mbps(r.fetch_ws), mbps(r.probe_peer_ws)) },
   { name: 'fetch_ratio_ws_revisit', unit: 'ratio', step: ['fetch_ws_revisit', 'probe_peer_ws'], read: (r) => ratio(mbps(r.fetch_ws_revisit), mbps(r.probe_peer_ws)) },
+  // Three seeds against one, in the same run: spreading over more seeds must not cost speed.
+  { name: 'fetch_ratio_ws_3seeds_to_1', unit: 'ratio', step: ['fetch_ws', 'fetch_ws_1seed'], read: (r) => ratio(mbps(r.fetch_ws), mbps(r.fetch_ws_1seed)) },
   { name: 'fetch_ratio_webrtc_direct', unit: 'ratio', step: ['fetch_webrtc-direct', 'probe_peer_webrtc-direct'], read: (r) => ratio(mbps(r['fetch_webrtc-direct']), mbps(r['probe_peer_webrtc-direct'])) },
   { name: 'fetch_dup_pct_ws', unit: '%', step: ['fetch_ws'], read: (r) => r.fetch_ws && (100 * r.fetch_ws.duplicates) / (r.fetch_ws.blocks + r.fetch_ws.duplicates) },
   { name: 'fetch_peers_ws', unit: 'peers', step: ['fetch_ws'], read: (r) => r.fetch_ws && r.fetch_ws.peerBlocks.filter((n) => n >= 0.1 * r.fetch_ws.blocks).length },
@@ -34,6 +36,7 @@ const CASES = [
 const TARGETS = [
   ['fetch_ratio_ws', (v) => v >= 0.8, '>= 0.8'],
   ['fetch_ratio_webrtc_direct', (v) => v >= 0.8, '>= 0.8'],
+  ['fetch_ratio_ws_3seeds_to_1', (v) => v >= 1, '>= 1 (fetch_ws >= fetch_ws_1seed)'],
   ['fetch_peers_ws', (v) => v >= 2, '>= 2'],
   ['longest_task_ms_ws', (v) => v <= 50, '<= 50'],
   ['page_wasm_bytes_on_wire', (v) => v <= 700_000, '<= 700 KB'],
