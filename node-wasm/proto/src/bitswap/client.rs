@@ -104,8 +104,8 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Client<P> {
 
     /// A peer connected: sessions forget what it was asked on an earlier connection (its
     /// answers were lost with it), so their wants can go to it again, and ask it about the wants
-    /// that wait deep in other peers' queues. The first peer brings the sessions' idle tick
-    /// forward to `first_peer_gather` from now: their wants have waited for a peer.
+    /// that wait deep in other peers' queues. Wants that waited for a peer go out once peers
+    /// stop connecting ([`Self::gather`]).
     pub fn peer_connected(&mut self, now: Instant, peer: P, version: ProtocolVersion) {
         if self.peers.contains_key(&peer) {
             return;
