@@ -105,7 +105,7 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Client<P> {
     /// A peer connected: sessions forget what it was asked on an earlier connection (its
     /// answers were lost with it), so their wants can go to it again, and ask it about the wants
     /// that wait deep in other peers' queues. Wants that waited for a peer go out once peers
-    /// stop connecting ([`Self::gather`]).
+    /// stop connecting (`Config::gather_quiet`).
     pub fn peer_connected(&mut self, now: Instant, peer: P, version: ProtocolVersion) {
         if self.peers.contains_key(&peer) {
             return;
