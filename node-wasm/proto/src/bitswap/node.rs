@@ -80,6 +80,11 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Node<P> {
         self.server.remove_block(cid);
     }
 
+    /// A block that was in the store when the node started ([`Server::index_stored`]).
+    pub fn index_stored(&mut self, hash: multihash::Multihash<64>, size: usize) {
+        self.server.index_stored(hash, size);
+    }
+
     pub fn block_loaded(&mut self, cid: Cid, data: Option<Bytes>) {
         self.server.block_loaded(cid, data);
     }

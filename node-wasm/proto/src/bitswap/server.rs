@@ -18,6 +18,7 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 
 use bytes::Bytes;
 use cid::Cid;
+use multihash::Multihash;
 use web_time::Instant;
 
 use super::message::{Block, BlockPresence, Message, Presence, WantType};
@@ -66,7 +67,8 @@ const PRESENCE_SIZE: usize = 42;
 #[derive(Debug)]
 pub struct Server<P> {
     config: Config,
-    index: HashMap<Cid, usize>,
+    /// Keyed by multihash: the same bytes under another codec are the same block to the store.
+    index: HashMap<Multihash<64>, usize>,
     ledgers: BTreeMap<P, Ledger>,
     /// Peers waiting for blocks that this node does not have yet.
     watchers: HashMap<Cid, Vec<P>>,
@@ -98,7 +100,7 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Server<P> {
     }
 
     pub fn has_block(&self, cid: &Cid) -> bool {
-        self.index.contains_key(cid)
+        self.index.contains_key(cid.hash())
     }
 
     pub fn peer_connected(&mut self, peer: P, version: ProtocolVersion) {
@@ -121,7 +123,7 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Server<P> {
 
     /// The node now holds `cid` (`size` bytes): peers that wanted it get it.
     pub fn add_block(&mut self, cid: Cid, size: usize) {
-        self.index.insert(cid, size);
+        self.index.insert(*cid.hash(), size);
         for peer in self.watchers.remove(&cid).unwrap_or_default() {
             self.answer(peer, cid);
         }
@@ -129,7 +131,13 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Server<P> {
     }
 
     pub fn remove_block(&mut self, cid: &Cid) {
-        self.index.remove(cid);
+        self.index.remove(cid.hash());
+    }
+
+    /// A block the store already held when the node started (`size` bytes under `hash`): indexed
+    /// without waking watchers, as no peer can be waiting for it yet.
+    pub fn index_stored(&mut self, hash: Multihash<64>, size: usize) {
+        self.index.insert(hash, size);
     }
 
     /// The wantlist part of a message from `peer`. Blocks and presences are the client's.
@@ -162,7 +170,7 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Server<P> {
         let inline = self.config.max_inline_block_size;
         let Some(ledger) = self.ledgers.get_mut(&peer) else { return };
         let Some(want_type) = ledger.wantlist.want_type(&cid) else { return };
-        match self.index.get(&cid) {
+        match self.index.get(cid.hash()) {
             Some(&size) => {
                 // A HAVE costs a presence on the wire, not the block it stands for.
                 let (response, cost) = match want_type {
@@ -208,7 +216,7 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Server<P> {
     /// Block data for a [`ServerEvent::Load`]; `None` if the store no longer has it.
     pub fn block_loaded(&mut self, cid: Cid, data: Option<Bytes>) {
         if data.is_none() {
-            self.index.remove(&cid);
+            self.index.remove(cid.hash());
         }
         for peer in self.loading.remove(&cid).unwrap_or_default() {
             let Some(ledger) = self.ledgers.get_mut(&peer) else { continue };
@@ -453,6 +461,19 @@ mod tests {
         h.server.add_block(cid, d.len());
         let out = h.drain();
         assert_eq!(out[0].1.blocks, vec![Block::stored(cid, d)]);
+    }
+
+    #[test]
+    fn a_block_stored_before_start_answers_its_hash_under_any_codec() {
+        let (mut h, _) = Harness::new(Config::default(), 0, 0);
+        let (raw, d) = data(7, 3000);
+        h.server.index_stored(*raw.hash(), d.len());
+        let dag_pb = Cid::new_v1(0x70, *raw.hash());
+        h.wants(0, vec![want(dag_pb, WantType::Block, true)]);
+        assert_eq!(h.server.poll_event(), Some(ServerEvent::Load(dag_pb)));
+        h.server.block_loaded(dag_pb, Some(d.clone()));
+        let out: Vec<_> = std::iter::from_fn(|| h.server.poll_transmit()).collect();
+        assert_eq!(out[0].1.blocks, vec![Block::stored(dag_pb, d)]);
     }
 
     #[test]
