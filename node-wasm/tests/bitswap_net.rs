@@ -18,7 +18,7 @@ use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use syncscope_node::cond_send::CondSend;
 use syncscope_node::net::bitswap::Config;
-use syncscope_node::store::{BlockStore, MemoryBlockStore, StoreError};
+use syncscope_node::store::{BlockKey, BlockStore, MemoryBlockStore, StoreError};
 use syncscope_proto::bitswap::{raw_cid, ProtocolVersion};
 
 const BLOCKS: usize = 100;
@@ -179,13 +179,19 @@ impl BlockStore for SlowStore {
         }
     }
 
-    async fn put(&self, cid: Cid, data: Bytes) -> Result<bool, StoreError> {
+    async fn put_many(&self, blocks: Vec<(Cid, Bytes)>) -> Result<(), StoreError> {
         tokio::time::sleep(self.delay).await;
-        self.blocks.put(cid, data).await
+        self.blocks.put_many(blocks).await
     }
 
     fn has(&self, cid: &Cid) -> impl Future<Output = Result<bool, StoreError>> + CondSend {
         self.blocks.has(cid)
+    }
+
+    fn inventory(
+        &self,
+    ) -> impl Future<Output = Result<Vec<(BlockKey, usize)>, StoreError>> + CondSend {
+        self.blocks.inventory()
     }
 }
 

@@ -1,11 +1,43 @@
 //! The `BlockStore` conformance suite over the native backends.
 #![allow(clippy::unwrap_used)] // helpers outside #[test] fns too (rust-clippy#11119)
+#![cfg(not(target_arch = "wasm32"))]
 
 mod block_store_suite;
 
-use syncscope_node::store::MemoryBlockStore;
+use bytes::Bytes;
+use syncscope_node::store::{BlockStore, DiskBlockStore, MemoryBlockStore};
+use syncscope_proto::bitswap::raw_cid;
 
 #[test]
 fn memory_store_conforms() {
     futures::executor::block_on(block_store_suite::conformance(MemoryBlockStore::new()));
+    futures::executor::block_on(block_store_suite::concurrent_puts(MemoryBlockStore::new()));
+}
+
+#[tokio::test]
+async fn disk_store_conforms() {
+    let dir = tempfile::tempdir().unwrap();
+    let open = |name: &str| DiskBlockStore::open(&dir.path().join(name)).unwrap();
+    block_store_suite::conformance(open("a.redb")).await;
+    block_store_suite::concurrent_puts(open("b.redb")).await;
+}
+
+#[tokio::test]
+async fn disk_store_keeps_blocks_across_reopening() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("blocks.redb");
+    let data = Bytes::from_static(b"kept");
+    DiskBlockStore::open(&path).unwrap().put(raw_cid(&data), data.clone()).await.unwrap();
+    let reopened = DiskBlockStore::open(&path).unwrap();
+    assert_eq!(reopened.get(&raw_cid(&data)).await.unwrap(), Some(data.clone()));
+    assert_eq!(reopened.inventory().await.unwrap(), vec![(*raw_cid(&data).hash(), data.len())]);
+}
+
+#[test]
+fn a_file_that_is_not_a_block_database_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("blocks.redb");
+    std::fs::write(&path, vec![0x5a; 10_000]).unwrap();
+    let error = DiskBlockStore::open(&path).err().unwrap().to_string();
+    assert!(error.starts_with("disk store failed to open the block database: "), "{error}");
 }

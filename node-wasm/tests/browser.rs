@@ -5,12 +5,14 @@
 
 mod block_store_suite;
 
+use bytes::Bytes;
 use libp2p::identity::Keypair;
 use syncscope_node::node::{build_swarm, ProtocolSettings};
 use syncscope_node::store::{
-    Corruption, IndexedDbError, IndexedDbErrorKind, IndexedDbOp, IndexedDbStore, MemoryBlockStore,
-    StoreError,
+    BlockStore, Corruption, IndexedDbBlockStore, IndexedDbError, IndexedDbErrorKind, IndexedDbOp,
+    MemoryBlockStore, StoreError,
 };
+use syncscope_proto::bitswap::raw_cid;
 use wasm_bindgen_test::{wasm_bindgen_test, wasm_bindgen_test_configure};
 
 wasm_bindgen_test_configure!(run_in_browser);
@@ -21,25 +23,16 @@ fn fresh_db(name: &str) -> String {
 }
 
 #[wasm_bindgen_test]
-async fn indexed_db_stores_and_reads_bytes() {
-    let store = IndexedDbStore::open(&fresh_db("bytes")).await.unwrap();
-    let big = vec![0xa5; 4096];
-    store.put_many([(&b"small"[..], &b"hello"[..]), (&b"chunk"[..], &big[..])]).await.unwrap();
-
-    assert_eq!(store.get(b"small").await.unwrap().as_deref(), Some(&b"hello"[..]));
-    assert_eq!(store.get(b"chunk").await.unwrap(), Some(big));
-    assert_eq!(store.get(b"absent").await.unwrap(), None);
-}
-
-#[wasm_bindgen_test]
-async fn indexed_db_keeps_values_across_reopen() {
+async fn indexed_db_keeps_blocks_across_reopen() {
     let name = fresh_db("reopen");
+    let data = Bytes::from_static(b"persisted");
     {
-        let store = IndexedDbStore::open(&name).await.unwrap();
-        store.put_many([(&b"k"[..], &b"persisted"[..])]).await.unwrap();
+        let store = IndexedDbBlockStore::open(&name).await.unwrap();
+        store.put(raw_cid(&data), data.clone()).await.unwrap();
     }
-    let reopened = IndexedDbStore::open(&name).await.unwrap();
-    assert_eq!(reopened.get(b"k").await.unwrap().as_deref(), Some(&b"persisted"[..]));
+    let reopened = IndexedDbBlockStore::open(&name).await.unwrap();
+    assert_eq!(reopened.get(&raw_cid(&data)).await.unwrap(), Some(data.clone()));
+    assert_eq!(reopened.inventory().await.unwrap(), vec![(*raw_cid(&data).hash(), data.len())]);
 }
 
 /// A database left by a newer schema: opening it is a typed `VersionError`, not a message.
@@ -48,7 +41,7 @@ async fn indexed_db_reports_a_newer_database_as_a_version_error() {
     let name = fresh_db("newer");
     let newer = idb::Factory::new().unwrap().open(&name, Some(99)).unwrap().await.unwrap();
     newer.close();
-    let error = IndexedDbStore::open(&name).await.err().unwrap();
+    let error = IndexedDbBlockStore::open(&name).await.err().unwrap();
     assert!(
         matches!(
             error,
@@ -63,25 +56,41 @@ async fn indexed_db_reports_a_newer_database_as_a_version_error() {
     assert!(error.to_string().contains("(VersionError)"), "{error}");
 }
 
-/// A value that is not bytes under a key, written behind the store's back, reads as corrupt.
+/// A database of schema 1 (one store of byte values) is upgraded to hold blocks.
+#[wasm_bindgen_test]
+async fn indexed_db_upgrades_a_first_schema_database() {
+    let name = fresh_db("v1");
+    use idb::DatabaseEvent;
+    let mut request = idb::Factory::new().unwrap().open(&name, Some(1)).unwrap();
+    request.on_upgrade_needed(|event| {
+        let db = event.database().unwrap();
+        db.create_object_store("values", idb::ObjectStoreParams::new()).unwrap();
+    });
+    request.await.unwrap().close();
+    block_store_suite::conformance(IndexedDbBlockStore::open(&name).await.unwrap()).await;
+}
+
 #[wasm_bindgen_test]
 async fn indexed_db_reports_a_value_that_is_not_bytes_as_corrupt() {
     let name = fresh_db("corrupt");
-    drop(IndexedDbStore::open(&name).await.unwrap());
+    drop(IndexedDbBlockStore::open(&name).await.unwrap());
+    let cid = raw_cid(b"k");
     let db = idb::Factory::new().unwrap().open(&name, None).unwrap().await.unwrap();
-    let tx = db.transaction(&["values"], idb::TransactionMode::ReadWrite).unwrap();
-    let key = js_sys::Uint8Array::from(&b"k"[..]);
-    tx.object_store("values").unwrap().put(&"not bytes".into(), Some(&key)).unwrap();
+    let tx = db.transaction(&["blocks"], idb::TransactionMode::ReadWrite).unwrap();
+    let key = js_sys::Uint8Array::from(&cid.hash().to_bytes()[..]);
+    tx.object_store("blocks").unwrap().put(&"not bytes".into(), Some(&key)).unwrap();
     tx.commit().unwrap().await.unwrap();
     db.close();
-    let store = IndexedDbStore::open(&name).await.unwrap();
-    let error = store.get(b"k").await.unwrap_err();
+    let store = IndexedDbBlockStore::open(&name).await.unwrap();
+    let error = store.get(&cid).await.unwrap_err();
     assert!(matches!(error, StoreError::Corrupt(Corruption::NotBytes)), "{error:?}");
 }
 
 #[wasm_bindgen_test]
 async fn indexed_db_is_a_conforming_block_store() {
-    block_store_suite::conformance(IndexedDbStore::open(&fresh_db("blocks")).await.unwrap()).await;
+    let open = |name| async move { IndexedDbBlockStore::open(&fresh_db(name)).await.unwrap() };
+    block_store_suite::conformance(open("blocks").await).await;
+    block_store_suite::concurrent_puts(open("concurrent").await).await;
 }
 
 #[wasm_bindgen_test]
@@ -93,7 +102,7 @@ async fn memory_block_store_conforms_in_the_browser() {
 async fn browser_swarm_builds() {
     let key = Keypair::generate_ed25519();
     let peer_id = key.public().to_peer_id();
-    let swarm = build_swarm(key, ProtocolSettings::default()).await.unwrap();
+    let swarm = build_swarm(key, ProtocolSettings::default(), Default::default()).await.unwrap();
     assert_eq!(*swarm.local_peer_id(), peer_id);
 }
 

@@ -1,5 +1,6 @@
 //! The libp2p behaviours every syncscope node runs, combined into one `NetworkBehaviour`.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use libp2p::{identify, identity::Keypair, ping, relay, swarm::NetworkBehaviour};
@@ -7,7 +8,7 @@ use libp2p::{identify, identity::Keypair, ping, relay, swarm::NetworkBehaviour};
 use crate::agent::PeerKind;
 use crate::net::RoomsBehaviour;
 use crate::net::{bitswap, pullsync};
-use crate::store::MemoryBlockStore;
+use crate::store::NodeBlockStore;
 use syncscope_proto::bitswap::ClientMode;
 use syncscope_proto::pullsync::{DeliveryMode, MemoryIntervalStore, MemoryReserve};
 
@@ -17,7 +18,7 @@ pub const IDENTIFY_PROTOCOL: &str = "/syncscope/0.1.0";
 /// How often a node pings each peer; the UI shows the latest round trip.
 pub const PING_INTERVAL: Duration = Duration::from_secs(2);
 
-pub type NodeBitswap = bitswap::Behaviour<MemoryBlockStore>;
+pub type NodeBitswap = bitswap::Behaviour<Arc<NodeBlockStore>>;
 pub type NodePullsync = pullsync::Behaviour<MemoryReserve, MemoryIntervalStore>;
 
 /// How a node runs its two data protocols.
@@ -68,6 +69,7 @@ impl NodeBehaviour {
         relay_client: relay::client::Behaviour,
         rooms: RoomsBehaviour,
         settings: ProtocolSettings,
+        blocks: Arc<NodeBlockStore>,
     ) -> Self {
         let overlay = pullsync::overlay_of(&key.public().to_peer_id());
         let epoch = web_time::SystemTime::now()
@@ -81,10 +83,7 @@ impl NodeBehaviour {
             ),
             ping: ping::Behaviour::new(ping::Config::new().with_interval(PING_INTERVAL)),
             rooms,
-            bitswap: bitswap::Behaviour::new(
-                bitswap_config(settings.bitswap),
-                MemoryBlockStore::new(),
-            ),
+            bitswap: bitswap::Behaviour::new(bitswap_config(settings.bitswap), blocks),
             pullsync: pullsync::Behaviour::new(
                 pullsync::Config::default()
                     .with_protocol(

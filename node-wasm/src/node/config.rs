@@ -1,9 +1,12 @@
 //! How a node is set up: its identity, the relay it joins through, its room and protocols.
 
+use std::sync::Arc;
+
 use libp2p::identity::Keypair;
 use libp2p::{Multiaddr, PeerId};
 
 use super::behaviour::ProtocolSettings;
+use crate::store::NodeBlockStore;
 
 /// The relay a node joins the network through.
 #[derive(Debug, Clone)]
@@ -23,10 +26,14 @@ pub struct NodeConfig {
     /// Dial the members of the rooms this node is in (the peer with the smaller id dials).
     pub dial_members: bool,
     pub protocols: ProtocolSettings,
+    /// Where Bitswap keeps blocks; what it holds at start is served at once, and a fetch takes
+    /// from it before it asks the network.
+    pub blocks: Arc<NodeBlockStore>,
 }
 
 impl NodeConfig {
-    /// A node with a fresh ed25519 identity that reserves a slot on the relay and dials its room.
+    /// A node with a fresh ed25519 identity that reserves a slot on the relay, dials its room and
+    /// keeps its blocks in memory.
     pub fn new(relay: RelayAddress) -> Self {
         Self {
             relay,
@@ -34,6 +41,7 @@ impl NodeConfig {
             reserve: true,
             dial_members: true,
             protocols: ProtocolSettings::default(),
+            blocks: Arc::default(),
         }
     }
 
@@ -49,6 +57,11 @@ impl NodeConfig {
 
     pub fn with_member_dialing(mut self, dial: bool) -> Self {
         self.dial_members = dial;
+        self
+    }
+
+    pub fn with_block_store(mut self, blocks: Arc<NodeBlockStore>) -> Self {
+        self.blocks = blocks;
         self
     }
 

@@ -11,7 +11,7 @@ use libp2p::PeerId;
 use web_time::Instant;
 
 use super::behaviour::NodeBitswap;
-use crate::content::{block_links, check_stored_file, ExportLimits};
+use crate::content::{block_links, check_stored_file, ExportError, ExportLimits, RAW};
 use syncscope_proto::bitswap::SessionId;
 
 /// Largest file a fetch will assemble; larger roots are refused before anything is fetched.
@@ -82,6 +82,33 @@ struct Fetch {
     bytes: u64,
     started: Instant,
     received_before: Received,
+    /// What the final walk needs: the DAG's inner nodes whole, and of each raw leaf its length.
+    inner_nodes: HashMap<Cid, Bytes>,
+    leaf_sizes: HashMap<Cid, usize>,
+}
+
+impl Fetch {
+    /// Keeps what [`Fetches::finish`] walks, without holding on to the file's data.
+    fn remember(&mut self, cid: Cid, data: &Bytes) {
+        if cid.codec() == RAW {
+            self.leaf_sizes.insert(cid, data.len());
+        } else {
+            self.inner_nodes.insert(cid, data.clone());
+        }
+    }
+
+    /// Walks the file through the exporter, which checks that every size the DAG declares adds
+    /// up, and returns its size. Hashes were checked as each block arrived, so they are not
+    /// computed again, and no block is read back from the store: a raw leaf's only property the
+    /// walk looks at is its length, so it gets a slice of zeros that long.
+    fn check_file(&self) -> Result<u64, ExportError> {
+        let zeros = Bytes::from(vec![0; self.leaf_sizes.values().copied().max().unwrap_or(0)]);
+        let limits = ExportLimits { max_file_size: MAX_FILE, ..ExportLimits::default() };
+        check_stored_file(self.root, limits, |cid| match self.leaf_sizes.get(cid) {
+            Some(&len) => Some(zeros.slice(..len)),
+            None => self.inner_nodes.get(cid).cloned(),
+        })
+    }
 }
 
 /// The node's receive counters at one moment, to tell a fetch's own share from them.
@@ -128,6 +155,8 @@ impl Fetches {
             bytes: 0,
             started: Instant::now(),
             received_before: Received::now(bitswap),
+            inner_nodes: HashMap::new(),
+            leaf_sizes: HashMap::new(),
         };
         self.by_session.insert(session, fetch);
     }
@@ -154,6 +183,7 @@ impl Fetches {
         }
         fetch.blocks += 1;
         fetch.bytes += data.len() as u64;
+        fetch.remember(cid, data);
         let links = match block_links(&cid, data) {
             Ok(links) => links,
             Err(e) => return Some(self.fail(bitswap, session, format!("block {cid}: {e}"))),
@@ -173,19 +203,14 @@ impl Fetches {
         })
     }
 
-    /// Every block is in: the file is walked through the exporter, which checks that every size
-    /// the DAG declares adds up. Hashes were checked as each block arrived, and the store holds
-    /// nothing else, so they are not computed again: for a large file that would hold the
-    /// page's main thread for hundreds of milliseconds.
+    /// Every block is in: the file's sizes are checked ([`Fetch::check_file`]).
     fn finish(&mut self, bitswap: &mut NodeBitswap, session: SessionId) -> FetchUpdate {
         bitswap.close(session);
         let Some(fetch) = self.by_session.remove(&session) else {
             return FetchUpdate::Failed { root: Cid::default(), error: "unknown fetch".into() };
         };
         let (sources, duplicate_blocks) = Received::now(bitswap).since(&fetch.received_before);
-        let store = bitswap.store().clone();
-        let limits = ExportLimits { max_file_size: MAX_FILE, ..ExportLimits::default() };
-        match check_stored_file(fetch.root, limits, |cid| store.block(cid)) {
+        match fetch.check_file() {
             Ok(size) => FetchUpdate::Done {
                 root: fetch.root,
                 size,

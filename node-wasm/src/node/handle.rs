@@ -14,6 +14,7 @@ use crate::content::{
 };
 use crate::net::link_probe::{self, LinkMeasurement, ProbeError};
 use crate::rt;
+use crate::store::{BlockStore, StoreError};
 
 /// Events are dropped, not queued without bound, when the observer falls this far behind.
 const EVENT_QUEUE: usize = 1024;
@@ -117,12 +118,18 @@ pub enum StartError {
     Build(#[from] BuildError),
     #[error("cannot dial the relay: {0}")]
     Dial(#[source] DialError),
+    #[error("cannot list the blocks in the store: {0}")]
+    Store(#[from] StoreError),
 }
 
 /// Builds the swarm, dials the relay and spawns the task that drives it.
 pub async fn start(config: NodeConfig) -> Result<NodeHandle, StartError> {
     let peer_id = config.keypair.public().to_peer_id();
-    let swarm = build_swarm(config.keypair.clone(), config.protocols).await?;
+    let inventory = config.blocks.inventory().await?;
+    tracing::info!(blocks = inventory.len(), "indexed the blocks already stored");
+    let mut swarm =
+        build_swarm(config.keypair.clone(), config.protocols, config.blocks.clone()).await?;
+    swarm.behaviour_mut().bitswap.index_stored(inventory);
     let mut link_probe = swarm.behaviour().link_probe.new_control();
     if let Ok(incoming) = link_probe.accept(link_probe::PROTOCOL) {
         rt::spawn(link_probe::serve(incoming));

@@ -3,12 +3,14 @@
 //! circuit relay client, so it can be reached through the relay.
 
 use std::convert::Infallible;
+use std::sync::Arc;
 use std::time::Duration;
 
 use libp2p::{identity::Keypair, noise, Swarm};
 
 use super::behaviour::{NodeBehaviour, ProtocolSettings};
 use crate::net::{rooms_behaviour, RoomsConfigError};
+use crate::store::NodeBlockStore;
 
 /// Why the swarm could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -51,6 +53,7 @@ mod imp {
     pub async fn build_swarm(
         key: Keypair,
         settings: ProtocolSettings,
+        blocks: Arc<NodeBlockStore>,
     ) -> Result<Swarm<NodeBehaviour>, BuildError> {
         let rooms = rooms_behaviour(&key)?;
         let websocket_noise = noise::Config::new(&key)?;
@@ -66,7 +69,7 @@ mod imp {
                     .multiplex(yamux::Config::default())
             })?
             .with_relay_client(noise::Config::new, yamux::Config::default)?
-            .with_behaviour(|key, relay| NodeBehaviour::new(key, relay, rooms, settings))?
+            .with_behaviour(|key, relay| NodeBehaviour::new(key, relay, rooms, settings, blocks))?
             .with_swarm_config(|c| c.with_idle_connection_timeout(IDLE_CONNECTION_TIMEOUT))
             .build())
     }
@@ -81,6 +84,7 @@ mod imp {
     pub async fn build_swarm(
         key: Keypair,
         settings: ProtocolSettings,
+        blocks: Arc<NodeBlockStore>,
     ) -> Result<Swarm<NodeBehaviour>, BuildError> {
         let rooms = rooms_behaviour(&key)?;
         Ok(SwarmBuilder::with_existing_identity(key)
@@ -95,7 +99,7 @@ mod imp {
             .with_websocket(noise::Config::new, yamux::Config::default)
             .await?
             .with_relay_client(noise::Config::new, yamux::Config::default)?
-            .with_behaviour(|key, relay| NodeBehaviour::new(key, relay, rooms, settings))?
+            .with_behaviour(|key, relay| NodeBehaviour::new(key, relay, rooms, settings, blocks))?
             .with_swarm_config(|c| c.with_idle_connection_timeout(IDLE_CONNECTION_TIMEOUT))
             .build())
     }

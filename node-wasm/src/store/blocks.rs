@@ -1,13 +1,14 @@
-//! Verified Bitswap blocks, by CID.
+//! Verified Bitswap blocks, keyed by multihash ([`BlockKey`]).
 //!
 //! Every method returns a future, so one trait fits a map in memory, a disk store under tokio and
 //! IndexedDB in a single-threaded browser: the futures are `CondSend` (`Send` natively, unbounded
 //! in the browser) and the store is shared (`&self`, `CondSync`), so the Bitswap behaviour holds an
-//! `Arc` of it and runs several reads at once. An IndexedDB backend answers `get` from a read-only
-//! transaction and batches `put`s, as [`super::IndexedDbStore`] does.
+//! `Arc` of it and runs several reads at once. Puts come in batches ([`BlockStore::put_many`]):
+//! a persistent backend writes a batch in one transaction, and a block counts as stored only when
+//! that transaction has committed.
 //!
-//! The store trusts its callers and keeps what it is given: Bitswap verifies every block against its
-//! CID before it stores it.
+//! The store trusts its callers and keeps what it is given: Bitswap verifies every block against
+//! its CID before it stores it.
 
 use std::collections::HashMap;
 use std::future::{ready, Future};
@@ -15,28 +16,71 @@ use std::sync::{PoisonError, RwLock};
 
 use bytes::Bytes;
 use cid::Cid;
+use multihash::Multihash;
 
 use super::StoreError;
 use crate::cond_send::{CondSend, CondSync};
+
+/// A block's key in every store: its multihash, so that the same bytes under another codec (a
+/// raw leaf and a CIDv0 of the same digest) are stored once.
+pub type BlockKey = Multihash<64>;
 
 pub trait BlockStore: CondSync + 'static {
     /// The data of `cid`, `None` if the store does not hold it.
     fn get(&self, cid: &Cid) -> impl Future<Output = Result<Option<Bytes>, StoreError>> + CondSend;
 
-    /// Keeps a verified block. `Ok(false)` if it was already there.
+    /// Keeps verified blocks in one write: all of them, or none and an error. A block that is
+    /// already there is written again, which changes nothing (the key is its hash).
+    fn put_many(
+        &self,
+        blocks: Vec<(Cid, Bytes)>,
+    ) -> impl Future<Output = Result<(), StoreError>> + CondSend;
+
+    fn has(&self, cid: &Cid) -> impl Future<Output = Result<bool, StoreError>> + CondSend;
+
+    /// Every block held, as its key and size: what a node indexes when it starts.
+    fn inventory(
+        &self,
+    ) -> impl Future<Output = Result<Vec<(BlockKey, usize)>, StoreError>> + CondSend;
+
+    /// Keeps one verified block.
     fn put(
         &self,
         cid: Cid,
         data: Bytes,
-    ) -> impl Future<Output = Result<bool, StoreError>> + CondSend;
+    ) -> impl Future<Output = Result<(), StoreError>> + CondSend {
+        self.put_many(vec![(cid, data)])
+    }
+}
 
-    fn has(&self, cid: &Cid) -> impl Future<Output = Result<bool, StoreError>> + CondSend;
+/// A store shared with others (the node's owner reads what it fetched from it).
+impl<S: BlockStore> BlockStore for std::sync::Arc<S> {
+    fn get(&self, cid: &Cid) -> impl Future<Output = Result<Option<Bytes>, StoreError>> + CondSend {
+        S::get(self, cid)
+    }
+
+    fn put_many(
+        &self,
+        blocks: Vec<(Cid, Bytes)>,
+    ) -> impl Future<Output = Result<(), StoreError>> + CondSend {
+        S::put_many(self, blocks)
+    }
+
+    fn has(&self, cid: &Cid) -> impl Future<Output = Result<bool, StoreError>> + CondSend {
+        S::has(self, cid)
+    }
+
+    fn inventory(
+        &self,
+    ) -> impl Future<Output = Result<Vec<(BlockKey, usize)>, StoreError>> + CondSend {
+        S::inventory(self)
+    }
 }
 
 /// Blocks in a map. Every operation completes at once.
 #[derive(Debug, Default)]
 pub struct MemoryBlockStore {
-    blocks: RwLock<HashMap<Cid, Bytes>>,
+    blocks: RwLock<HashMap<BlockKey, Bytes>>,
 }
 
 impl MemoryBlockStore {
@@ -54,7 +98,7 @@ impl MemoryBlockStore {
 
     /// The block now, without a future: for tests and tools.
     pub fn block(&self, cid: &Cid) -> Option<Bytes> {
-        self.blocks.read().unwrap_or_else(PoisonError::into_inner).get(cid).cloned()
+        self.blocks.read().unwrap_or_else(PoisonError::into_inner).get(cid.hash()).cloned()
     }
 }
 
@@ -63,17 +107,25 @@ impl BlockStore for MemoryBlockStore {
         ready(Ok(self.block(cid)))
     }
 
-    fn put(
+    fn put_many(
         &self,
-        cid: Cid,
-        data: Bytes,
-    ) -> impl Future<Output = Result<bool, StoreError>> + CondSend {
-        let mut blocks = self.blocks.write().unwrap_or_else(PoisonError::into_inner);
-        ready(Ok(blocks.insert(cid, data).is_none()))
+        blocks: Vec<(Cid, Bytes)>,
+    ) -> impl Future<Output = Result<(), StoreError>> + CondSend {
+        let mut map = self.blocks.write().unwrap_or_else(PoisonError::into_inner);
+        map.extend(blocks.into_iter().map(|(cid, data)| (*cid.hash(), data)));
+        ready(Ok(()))
     }
 
     fn has(&self, cid: &Cid) -> impl Future<Output = Result<bool, StoreError>> + CondSend {
-        ready(Ok(self.blocks.read().unwrap_or_else(PoisonError::into_inner).contains_key(cid)))
+        let blocks = self.blocks.read().unwrap_or_else(PoisonError::into_inner);
+        ready(Ok(blocks.contains_key(cid.hash())))
+    }
+
+    fn inventory(
+        &self,
+    ) -> impl Future<Output = Result<Vec<(BlockKey, usize)>, StoreError>> + CondSend {
+        let blocks = self.blocks.read().unwrap_or_else(PoisonError::into_inner);
+        ready(Ok(blocks.iter().map(|(key, data)| (*key, data.len())).collect()))
     }
 }
 
@@ -89,7 +141,7 @@ mod tests {
         let store = MemoryBlockStore::new();
         let data = Bytes::from_static(b"block");
         assert!(store.is_empty());
-        assert!(block_on(store.put(raw_cid(&data), data.clone())).unwrap());
+        block_on(store.put(raw_cid(&data), data.clone())).unwrap();
         assert_eq!((store.len(), store.block(&raw_cid(&data))), (1, Some(data)));
     }
 }

@@ -1,31 +1,39 @@
-//! Byte values in the browser's IndexedDB, keyed by bytes; also a [`BlockStore`] keyed by CID
-//! (give blocks a database of their own).
+//! The node's IndexedDB database, and the [`BlockStore`] in it.
 //!
-//! Writes are batched: one read-write transaction per `put_many` call. One transaction per value
-//! manages about 1,350 values/s on disk in Chromium; 250 per transaction manage 5,000-7,500/s.
+//! Writes are batched: one read-write transaction per batch of puts ([`GroupCommit`]). One
+//! transaction per value manages about 1,350 values/s on disk in Chromium; 250 per transaction
+//! manage 5,000-7,500/s.
 
 use bytes::Bytes;
 use cid::Cid;
 use idb::{
     Database, DatabaseEvent, Factory, ObjectStoreParams, Query, TransactionMode, TransactionResult,
 };
-use js_sys::Uint8Array;
+use js_sys::{ArrayBuffer, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::DomException;
 
-use super::{BlockStore, Corruption, IndexedDbError, IndexedDbErrorKind, IndexedDbOp, StoreError};
+use super::group_commit::{BatchWrite, GroupCommit};
+use super::{
+    BlockKey, BlockStore, Corruption, IndexedDbError, IndexedDbErrorKind, IndexedDbOp, StoreError,
+};
 use IndexedDbOp::{Begin, Commit, Open, Read, Write};
 
-const OBJECT_STORE: &str = "values";
-const SCHEMA_VERSION: u32 = 1;
+/// Blocks by multihash, and their sizes (written in the same transactions), which let a node
+/// index what it holds at start without reading the data.
+const BLOCKS: &str = "blocks";
+const BLOCK_SIZES: &str = "block_sizes";
+const OBJECT_STORES: [&str; 2] = [BLOCKS, BLOCK_SIZES];
+/// 1: one store of byte values; 2: blocks and their sizes (the values of 1 were never a node's).
+const SCHEMA_VERSION: u32 = 2;
 
-/// One IndexedDB database holding one object store of byte values.
-pub struct IndexedDbStore {
+/// One node's IndexedDB database.
+struct IndexedDbStore {
     db: Database,
 }
 
 impl IndexedDbStore {
-    /// Opens (creating if needed) the database `name`.
+    /// Opens (creating or upgrading if needed) the database `name`.
     pub async fn open(name: &str) -> Result<Self, StoreError> {
         let mut request = Factory::new()
             .map_err(failed(Open))?
@@ -33,23 +41,29 @@ impl IndexedDbStore {
             .map_err(failed(Open))?;
         request.on_upgrade_needed(|event| {
             let Ok(db) = event.database() else { return };
-            if !db.store_names().iter().any(|s| s == OBJECT_STORE) {
-                let _ = db.create_object_store(OBJECT_STORE, ObjectStoreParams::new());
+            let existing = db.store_names();
+            if existing.iter().any(|s| s == "values") {
+                let _ = db.delete_object_store("values");
+            }
+            for name in OBJECT_STORES {
+                if !existing.iter().any(|s| s == name) {
+                    let _ = db.create_object_store(name, ObjectStoreParams::new());
+                }
             }
         });
         Ok(Self { db: request.await.map_err(failed(Open))? })
     }
 
-    /// Stores every `(key, value)` pair in one transaction: all of them, or none and an error
+    /// Stores every block and its size in one transaction: all of them, or none and an error
     /// (an aborted transaction, e.g. over quota, is [`IndexedDbErrorKind::Aborted`]).
-    pub async fn put_many<'a>(
-        &self,
-        entries: impl IntoIterator<Item = (&'a [u8], &'a [u8])>,
-    ) -> Result<(), StoreError> {
-        let tx = self.transaction(TransactionMode::ReadWrite)?;
-        let store = tx.object_store(OBJECT_STORE).map_err(failed(Begin))?;
-        for (key, value) in entries {
-            store.put(&bytes(value), Some(&bytes(key))).map_err(failed(Write))?;
+    async fn put_blocks(&self, blocks: &[(BlockKey, Bytes)]) -> Result<(), StoreError> {
+        let tx = self.transaction(&OBJECT_STORES, TransactionMode::ReadWrite)?;
+        let data = tx.object_store(BLOCKS).map_err(failed(Begin))?;
+        let sizes = tx.object_store(BLOCK_SIZES).map_err(failed(Begin))?;
+        for (key, block) in blocks {
+            let key = bytes(&key.to_bytes());
+            data.put(&bytes(block), Some(&key)).map_err(failed(Write))?;
+            sizes.put(&JsValue::from(block.len() as f64), Some(&key)).map_err(failed(Write))?;
         }
         match tx.commit().map_err(failed(Commit))?.await.map_err(failed(Commit))? {
             TransactionResult::Committed => Ok(()),
@@ -59,57 +73,102 @@ impl IndexedDbStore {
         }
     }
 
-    pub async fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
-        let tx = self.transaction(TransactionMode::ReadOnly)?;
-        let store = tx.object_store(OBJECT_STORE).map_err(failed(Begin))?;
-        let value = store.get(Query::Key(bytes(key))).map_err(failed(Read))?.await;
+    async fn get_block(&self, key: &BlockKey) -> Result<Option<Bytes>, StoreError> {
+        let tx = self.transaction(&[BLOCKS], TransactionMode::ReadOnly)?;
+        let store = tx.object_store(BLOCKS).map_err(failed(Begin))?;
+        let value = store.get(Query::Key(bytes(&key.to_bytes()))).map_err(failed(Read))?.await;
         let value = value.map_err(failed(Read))?;
         tx.await.map_err(failed(Read))?;
         value
             .map(|v| {
                 v.dyn_into::<Uint8Array>()
-                    .map(|a| a.to_vec())
+                    .map(|a| Bytes::from(a.to_vec()))
                     .map_err(|_| StoreError::Corrupt(Corruption::NotBytes))
             })
             .transpose()
     }
 
-    fn transaction(&self, mode: TransactionMode) -> Result<idb::Transaction, StoreError> {
-        self.db.transaction(&[OBJECT_STORE], mode).map_err(failed(Begin))
-    }
-}
-
-impl IndexedDbStore {
-    /// Whether a value is stored under `key`, without reading it.
-    pub async fn contains(&self, key: &[u8]) -> Result<bool, StoreError> {
-        let tx = self.transaction(TransactionMode::ReadOnly)?;
-        let store = tx.object_store(OBJECT_STORE).map_err(failed(Begin))?;
-        let count = store.count(Some(Query::Key(bytes(key)))).map_err(failed(Read))?.await;
+    /// Whether a block is stored under `key`, without reading it.
+    async fn contains(&self, key: &BlockKey) -> Result<bool, StoreError> {
+        let tx = self.transaction(&[BLOCK_SIZES], TransactionMode::ReadOnly)?;
+        let store = tx.object_store(BLOCK_SIZES).map_err(failed(Begin))?;
+        let query = Query::Key(bytes(&key.to_bytes()));
+        let count = store.count(Some(query)).map_err(failed(Read))?.await;
         let count = count.map_err(failed(Read))?;
         tx.await.map_err(failed(Read))?;
         Ok(count > 0)
     }
-}
 
-/// Blocks keyed by their CID's bytes. `put` looks before it writes, in two transactions: two
-/// puts of one block at once may both report it new, which costs nothing but the flag.
-impl BlockStore for IndexedDbStore {
-    async fn get(&self, cid: &Cid) -> Result<Option<Bytes>, StoreError> {
-        Ok(IndexedDbStore::get(self, &cid.to_bytes()).await?.map(Bytes::from))
+    /// Every block's key and size, from two reads of the sizes store (keys, then values, in the
+    /// same key order).
+    async fn sizes(&self) -> Result<Vec<(BlockKey, usize)>, StoreError> {
+        let tx = self.transaction(&[BLOCK_SIZES], TransactionMode::ReadOnly)?;
+        let store = tx.object_store(BLOCK_SIZES).map_err(failed(Begin))?;
+        // Both asked before either is awaited: the transaction stays active while they run.
+        let keys = store.get_all_keys(None, None).map_err(failed(Read))?;
+        let sizes = store.get_all(None, None).map_err(failed(Read))?;
+        let keys = keys.await.map_err(failed(Read))?;
+        let sizes = sizes.await.map_err(failed(Read))?;
+        tx.await.map_err(failed(Read))?;
+        keys.into_iter().zip(sizes).map(|(key, size)| block_size(key, size)).collect()
     }
 
-    async fn put(&self, cid: Cid, data: Bytes) -> Result<bool, StoreError> {
-        let key = cid.to_bytes();
-        if self.contains(&key).await? {
-            return Ok(false);
-        }
-        self.put_many([(&key[..], &data[..])]).await?;
-        Ok(true)
+    fn transaction(
+        &self,
+        stores: &[&str],
+        mode: TransactionMode,
+    ) -> Result<idb::Transaction, StoreError> {
+        self.db.transaction(stores, mode).map_err(failed(Begin))
+    }
+}
+
+impl BatchWrite for IndexedDbStore {
+    async fn write(&self, batch: Vec<(BlockKey, Bytes)>) -> Result<(), StoreError> {
+        self.put_blocks(&batch).await
+    }
+}
+
+/// Blocks in a node's database, written in groups ([`GroupCommit`]).
+pub struct IndexedDbBlockStore {
+    writes: GroupCommit<IndexedDbStore>,
+}
+
+impl IndexedDbBlockStore {
+    pub async fn open(name: &str) -> Result<Self, StoreError> {
+        Ok(Self { writes: GroupCommit::new(IndexedDbStore::open(name).await?) })
+    }
+
+    fn db(&self) -> &IndexedDbStore {
+        self.writes.backend()
+    }
+}
+
+impl BlockStore for IndexedDbBlockStore {
+    async fn get(&self, cid: &Cid) -> Result<Option<Bytes>, StoreError> {
+        self.db().get_block(cid.hash()).await
+    }
+
+    async fn put_many(&self, blocks: Vec<(Cid, Bytes)>) -> Result<(), StoreError> {
+        self.writes.put(blocks.into_iter().map(|(cid, data)| (*cid.hash(), data)).collect()).await
     }
 
     async fn has(&self, cid: &Cid) -> Result<bool, StoreError> {
-        self.contains(&cid.to_bytes()).await
+        self.db().contains(cid.hash()).await
     }
+
+    async fn inventory(&self) -> Result<Vec<(BlockKey, usize)>, StoreError> {
+        self.db().sizes().await
+    }
+}
+
+fn block_size(key: JsValue, size: JsValue) -> Result<(BlockKey, usize), StoreError> {
+    // IndexedDB hands binary keys back as ArrayBuffers, whatever view they were written as.
+    let key =
+        key.dyn_into::<ArrayBuffer>().map_err(|_| StoreError::Corrupt(Corruption::NotBytes))?;
+    let key = BlockKey::from_bytes(&Uint8Array::new(&key).to_vec())
+        .map_err(|_| StoreError::Corrupt(Corruption::NotAMultihash))?;
+    let size = size.as_f64().ok_or(StoreError::Corrupt(Corruption::NotASize))?;
+    Ok((key, size as usize))
 }
 
 impl Drop for IndexedDbStore {

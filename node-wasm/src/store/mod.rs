@@ -1,25 +1,48 @@
-//! Where a node keeps its data: verified Bitswap blocks ([`BlockStore`]) and pull-sync chunks
-//! ([`ChunkStore`]), in memory for now, and byte values in the browser's IndexedDB.
+//! Where a node keeps its data: verified Bitswap blocks ([`BlockStore`]: in memory, on disk with
+//! redb natively, in IndexedDB in the browser; [`NodeBlockStore`] is the one a node runs on) and
+//! pull-sync chunks ([`ChunkStore`], in memory for now).
 
 mod blocks;
 mod chunks;
+#[cfg(not(target_arch = "wasm32"))]
+mod disk;
+mod group_commit;
 #[cfg(target_arch = "wasm32")]
 mod indexed_db;
 mod indexed_db_error;
+mod node_store;
 
-pub use blocks::{BlockStore, MemoryBlockStore};
+use std::sync::Arc;
+
+pub use blocks::{BlockKey, BlockStore, MemoryBlockStore};
 pub use chunks::ChunkStore;
+#[cfg(not(target_arch = "wasm32"))]
+pub use disk::DiskBlockStore;
+pub use group_commit::{BatchWrite, GroupCommit};
 #[cfg(target_arch = "wasm32")]
-pub use indexed_db::IndexedDbStore;
+pub use indexed_db::IndexedDbBlockStore;
 pub use indexed_db_error::{IndexedDbError, IndexedDbErrorKind, IndexedDbOp};
+pub use node_store::NodeBlockStore;
 
-/// Why a store operation failed.
-#[derive(Debug, thiserror::Error)]
+/// Where this target keeps blocks across restarts.
+#[cfg(not(target_arch = "wasm32"))]
+pub type PersistentBlockStore = DiskBlockStore;
+#[cfg(target_arch = "wasm32")]
+pub type PersistentBlockStore = IndexedDbBlockStore;
+
+/// Why a store operation failed. Cloned to every put that shared the failed transaction.
+#[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum StoreError {
     /// The browser's IndexedDB refused or failed an operation.
     #[error("storage backend failed: IndexedDB {0}")]
     IndexedDb(#[from] IndexedDbError),
+    /// The disk store (natively) failed; `op` says what it was doing.
+    #[error("disk store failed to {op}: {source}")]
+    Disk { op: &'static str, source: Arc<dyn std::error::Error + Send + Sync> },
+    /// The store's writer stopped before it wrote the data (the node is shutting down).
+    #[error("the store stopped before the write was done")]
+    Stopped,
     /// What the backend gave back is not what the store writes.
     #[error("stored data is corrupt: {0}")]
     Corrupt(Corruption),
@@ -31,4 +54,8 @@ pub enum StoreError {
 pub enum Corruption {
     #[error("a stored value is not a byte array")]
     NotBytes,
+    #[error("a stored block's key is not a multihash")]
+    NotAMultihash,
+    #[error("a stored block size is not a number")]
+    NotASize,
 }

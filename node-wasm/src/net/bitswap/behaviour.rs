@@ -9,7 +9,7 @@ use libp2p::PeerId;
 use super::config::Config;
 use super::glue::{BitswapGlue, Fetch};
 use crate::net::adapter;
-use crate::store::BlockStore;
+use crate::store::{BlockKey, BlockStore};
 use syncscope_proto::bitswap::{self, verify, Counters, Node, SessionId, VerifyError};
 
 /// Why a fetch could not be extended.
@@ -102,6 +102,16 @@ impl<S: BlockStore> Behaviour<S> {
         verify(&cid, &data)?;
         self.command(|glue, ctx| glue.store_block(ctx, cid, data, |s| s.added = true));
         Ok(())
+    }
+
+    /// Indexes blocks the store held before this behaviour was made ([`BlockStore::inventory`]):
+    /// they are served, and fetches take them from the store.
+    pub fn index_stored(&mut self, inventory: impl IntoIterator<Item = (BlockKey, usize)>) {
+        self.command(|_, ctx| {
+            for (key, size) in inventory {
+                ctx.core.index_stored(key, size);
+            }
+        });
     }
 
     /// Whether the node holds `cid`, as far as its index knows.

@@ -24,7 +24,7 @@ pub enum Task {
     /// A block a fetch wants, found in the index.
     Local { fetch: SessionId, cid: Cid, result: Result<Option<Bytes>, StoreError> },
     /// A verified block put into the store.
-    Stored { cid: Cid, data: Bytes, result: Result<bool, StoreError> },
+    Stored { cid: Cid, data: Bytes, result: Result<(), StoreError> },
 }
 
 #[derive(Debug, Default)]
@@ -165,7 +165,7 @@ impl<S: BlockStore> BitswapGlue<S> {
         ctx: &mut Ctx<Self>,
         cid: Cid,
         data: Bytes,
-        result: Result<bool, StoreError>,
+        result: Result<(), StoreError>,
     ) {
         let storing = self.storing.remove(&cid).unwrap_or_default();
         match result {
