@@ -29,8 +29,10 @@ pub struct Cli {
     pub limits: RelayLimits,
     #[command(flatten)]
     pub connections: ConnectionLimits,
+    #[command(flatten)]
+    pub store: StoreArgs,
     /// Where the identity key and WebRTC certificate are kept, so that the peer id and certhash
-    /// survive restarts.
+    /// survive restarts. Each seed peer keeps its own identity and blocks under `seeds/<n>/`.
     #[arg(long, default_value_os_t = default_data_dir())]
     pub data_dir: PathBuf,
     /// The built UI to serve (`trunk build --release` writes it).
@@ -39,6 +41,14 @@ pub struct Cli {
     /// The room pages join unless their link names another.
     #[arg(long, default_value = "default")]
     pub room: String,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct StoreArgs {
+    /// If a block database cannot be opened (damaged, or not a database), move it aside as
+    /// `blocks.redb.corrupt` and start with an empty one instead of stopping.
+    #[arg(long)]
+    pub rebuild_store: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -67,8 +77,16 @@ pub struct PeerArgs {
     #[arg(long, default_value_t = 1)]
     pub content_seed: u64,
     /// Fetch this UnixFS CID over Bitswap from the room, report how it went, and keep serving.
+    /// Blocks already in the store are not fetched again.
     #[arg(long)]
     pub fetch: Option<Cid>,
+    /// Where this peer keeps its identity key and its blocks (`blocks.redb`), so that its peer
+    /// id, what it serves and a fetch in progress survive a restart. Without it, everything is in
+    /// memory and gone at exit. Two peers cannot share one.
+    #[arg(long)]
+    pub data_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub store: StoreArgs,
 }
 
 /// Native syncscope peers run inside the relay process, so that the demo has content to fetch.

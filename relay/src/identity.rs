@@ -23,7 +23,8 @@ pub fn load_or_create(dir: &Path) -> Result<Identity> {
     Ok(Identity { keypair: keypair(dir)?, certificate: certificate(dir)? })
 }
 
-fn keypair(dir: &Path) -> Result<Keypair> {
+/// The libp2p key in `dir`, made on first use: the relay's, and each native peer's own.
+pub fn keypair(dir: &Path) -> Result<Keypair> {
     let path = dir.join(KEY_FILE);
     if path.exists() {
         let bytes = fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;

@@ -10,6 +10,7 @@ mod native_peer;
 mod network;
 mod offences;
 mod peer;
+mod peer_storage;
 mod rooms;
 mod seeds;
 
@@ -92,7 +93,10 @@ async fn run_relay(cli: cli::Cli) -> Result<()> {
     let http_addr = http_listener.local_addr()?;
     let relay_tcp = network.tcp_addr();
     let network_task = tokio::spawn(network.run());
-    if let Some(demo) = seeds::start(&cli.seeds, &relay_tcp, &cli.room, seed_metrics).await? {
+    if let Some(demo) =
+        seeds::start(&cli.seeds, &cli.store, &cli.data_dir, &relay_tcp, &cli.room, seed_metrics)
+            .await?
+    {
         println!(
             "demo content: {} as UnixFS {} ({} blocks) and Swarm root {} ({} chunks), served by {} seed peers",
             bytesize::ByteSize(demo.size), demo.cid, demo.blocks, demo.swarm_root, demo.chunks, cli.seeds.seed_peers

@@ -8,6 +8,8 @@ use syncscope_node::content::{ImportedFile, SplitFile};
 use syncscope_node::node;
 use syncscope_node::node::{FetchUpdate, NodeConfig, NodeEvent, NodeHandle, RelayAddress};
 
+use crate::peer_storage::PeerStorage;
+
 /// Content a peer serves, imported both ways.
 pub type Content = (ImportedFile, SplitFile);
 
@@ -23,9 +25,17 @@ pub fn relay_address(addr: &Multiaddr) -> Result<RelayAddress> {
     Ok(RelayAddress { peer_id, addrs: vec![addr.clone()] })
 }
 
-/// Starts a peer through `relay`, joins `room` and serves `content`.
-pub async fn start(relay: RelayAddress, room: &str, content: Vec<Content>) -> Result<NodeHandle> {
-    let handle = node::start(NodeConfig::new(relay)).await.context("cannot start the peer")?;
+/// Starts a peer through `relay` on `storage`, joins `room` and serves `content` along with what
+/// its store already holds.
+pub async fn start(
+    relay: RelayAddress,
+    storage: PeerStorage,
+    room: &str,
+    content: Vec<Content>,
+) -> Result<NodeHandle> {
+    let config =
+        NodeConfig::new(relay).with_keypair(storage.keypair).with_block_store(storage.blocks);
+    let handle = node::start(config).await.context("cannot start the peer")?;
     handle.join_room(room)?;
     for (unixfs, swarm) in content {
         handle.add_imported(unixfs, swarm)?;

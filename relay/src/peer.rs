@@ -2,6 +2,8 @@
 //! relay, serves files (and optionally the demo content) over Bitswap and pull-sync, can fetch a
 //! CID from the room, and runs until Ctrl-C.
 
+use std::time::{Duration, Instant};
+
 use anyhow::{Context, Result};
 use bytesize::ByteSize;
 use futures::StreamExt;
@@ -11,6 +13,7 @@ use syncscope_proto::rooms::topic_of;
 
 use crate::cli::PeerArgs;
 use crate::native_peer;
+use crate::peer_storage::PeerStorage;
 
 pub async fn run(args: PeerArgs, shutdown: impl std::future::Future<Output = ()>) -> Result<()> {
     topic_of(&args.room)?;
@@ -24,12 +27,25 @@ pub async fn run(args: PeerArgs, shutdown: impl std::future::Future<Output = ()>
         let demo = import_demo(args.content_seed, size.as_u64() as usize);
         (demo.unixfs, demo.swarm)
     });
-    let mut handle = native_peer::start(relay, &args.room, demo.into_iter().collect()).await?;
+    let storage = match &args.data_dir {
+        Some(dir) => PeerStorage::open(dir, args.store.rebuild_store)?,
+        None => PeerStorage::in_memory(),
+    };
+    let kept_in = match &storage.dir {
+        Some(dir) => format!("keeping its data in {}", dir.display()),
+        None => "in memory (give --data-dir to keep its data)".to_owned(),
+    };
+    let mut handle =
+        native_peer::start(relay, storage, &args.room, demo.into_iter().collect()).await?;
     for data in &files {
         handle.add_bytes(data)?;
     }
-    println!("peer {} joining room {:?} through {}", handle.peer_id, args.room, args.relay);
+    println!(
+        "peer {} joining room {:?} through {}, {kept_in}",
+        handle.peer_id, args.room, args.relay
+    );
     let mut fetch = args.fetch;
+    let mut progress = ProgressLine::default();
     tokio::pin!(shutdown);
     loop {
         let event = tokio::select! {
@@ -58,21 +74,49 @@ pub async fn run(args: PeerArgs, shutdown: impl std::future::Future<Output = ()>
                 root,
                 size,
                 blocks,
+                from_store,
                 elapsed,
                 sources,
                 duplicate_blocks,
             }) => {
                 let secs = elapsed.as_secs_f64().max(1e-9);
                 println!(
-                    "fetched {root}: {} in {secs:.2} s ({}/s), {blocks} blocks from {sources}, {duplicate_blocks} duplicate blocks, verified",
+                    "fetched {root}: {} in {secs:.2} s ({}/s), {blocks} blocks ({from_store} already stored, {} fetched from {sources}), {duplicate_blocks} duplicate blocks, verified",
                     ByteSize(size),
-                    ByteSize((size as f64 / secs) as u64)
+                    ByteSize((size as f64 / secs) as u64),
+                    blocks - from_store,
                 );
+            }
+            NodeEvent::Fetch(FetchUpdate::Progress { root, blocks, bytes, wanted }) => {
+                progress.print(|| {
+                    format!(
+                        "fetching {root}: {} in {blocks} blocks, {wanted} more wanted",
+                        ByteSize(bytes)
+                    )
+                });
             }
             NodeEvent::Fetch(FetchUpdate::Failed { root, error }) => {
                 eprintln!("error: fetching {root} failed: {error}");
             }
             _ => {}
         }
+    }
+}
+
+/// Prints a fetch's progress at most twice a second: enough to watch, not a flood.
+#[derive(Default)]
+struct ProgressLine {
+    last: Option<Instant>,
+}
+
+impl ProgressLine {
+    const EVERY: Duration = Duration::from_millis(500);
+
+    fn print(&mut self, line: impl FnOnce() -> String) {
+        if self.last.is_some_and(|last| last.elapsed() < Self::EVERY) {
+            return;
+        }
+        self.last = Some(Instant::now());
+        println!("{}", line());
     }
 }

@@ -2,9 +2,10 @@
 //! the same deterministic content, so that someone alone with `cargo xtask demo` has peers to
 //! fetch from and a link that stays valid across restarts.
 
+use std::path::Path;
 use std::sync::Arc;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use cid::Cid;
 use futures::StreamExt;
 use libp2p::Multiaddr;
@@ -12,9 +13,10 @@ use syncscope_node::content::import_demo;
 use syncscope_node::node::NodeEvent;
 use syncscope_proto::swarm::Address;
 
-use crate::cli::SeedArgs;
+use crate::cli::{SeedArgs, StoreArgs};
 use crate::metrics::SeedMetrics;
 use crate::native_peer;
+use crate::peer_storage::PeerStorage;
 
 /// What the seed peers serve.
 #[derive(Debug, Clone)]
@@ -26,9 +28,12 @@ pub struct DemoContent {
     pub chunks: usize,
 }
 
-/// Starts the seed peers through the relay at `relay_addr`; `None` when there are none.
+/// Starts the seed peers through the relay at `relay_addr`, each with its identity and blocks in
+/// `<data_dir>/seeds/<n>`; `None` when there are none.
 pub async fn start(
     args: &SeedArgs,
+    store: &StoreArgs,
+    data_dir: &Path,
     relay_addr: &Multiaddr,
     room: &str,
     metrics: Arc<SeedMetrics>,
@@ -46,9 +51,12 @@ pub async fn start(
         chunks: demo.swarm.chunks.len(),
     };
     let relay = native_peer::relay_address(relay_addr)?;
-    for _ in 0..args.seed_peers {
+    for n in 0..args.seed_peers {
+        let dir = data_dir.join("seeds").join(n.to_string());
+        let storage = PeerStorage::open(&dir, store.rebuild_store)
+            .with_context(|| format!("seed peer {n}"))?;
         let content = vec![(demo.unixfs.clone(), demo.swarm.clone())];
-        let mut handle = native_peer::start(relay.clone(), room, content).await?;
+        let mut handle = native_peer::start(relay.clone(), storage, room, content).await?;
         let metrics = metrics.clone();
         tracing::info!(peer = %handle.peer_id, %room, "seed peer started");
         tokio::spawn(async move {

@@ -7,11 +7,12 @@ mod common;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use common::{http_get, node, temp_dir, wait_for, Relay};
 use syncscope_node::content::import_demo;
 use syncscope_node::node::{FetchUpdate, NodeEvent, TransportKind};
+use syncscope_node::store::{BlockStore, DiskBlockStore};
 
 fn sum_metric(text: &str, name: &str) -> f64 {
     text.lines()
@@ -106,6 +107,52 @@ fn a_peer_process_serves_a_file_that_another_fetches() {
     assert!(fetched.contains("2.9 MiB"), "{fetched}");
 }
 
+/// The number in `line` right before `word`, e.g. 12 in "12 blocks".
+fn number_before(line: &str, word: &str) -> u64 {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let at = words.iter().position(|w| w.trim_start_matches('(') == word).unwrap();
+    words[at - 1].trim_start_matches('(').parse().unwrap()
+}
+
+/// How many blocks the store at `path` holds: those whose transaction committed.
+async fn committed_blocks(path: &std::path::Path) -> u64 {
+    let store = DiskBlockStore::open(path).unwrap();
+    store.inventory().await.unwrap().len() as u64
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_peer_killed_mid_fetch_resumes_from_its_store_with_the_same_identity() {
+    let relay = Relay::start(&[]);
+    let server = PeerProcess::start(&relay, &["--demo-content", "48MiB", "--content-seed", "7"]);
+    let cid = import_demo(7, 48 << 20).unixfs.root.to_string();
+    server.line_containing(&cid);
+
+    let data_dir = temp_dir("resume-data");
+    let args = ["--data-dir", data_dir.to_str().unwrap(), "--fetch", &cid];
+    let first = PeerProcess::start(&relay, &args);
+    let first_id = first.line_containing("joining room");
+    // Kill once part of the file is on disk: redb's file doubles as it fills, 8 MiB of 48 is
+    // part way. Polled rather than printed, so that the peer gets no chance to wind down.
+    let store = data_dir.join("blocks.redb");
+    let started = Instant::now();
+    while std::fs::metadata(&store).map_or(0, |m| m.len()) < 8 << 20 {
+        assert!(started.elapsed() < Duration::from_secs(30), "the fetch never stored 8 MiB");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    drop(first); // SIGKILL: no chance to flush or close anything.
+    let committed = committed_blocks(&store).await;
+
+    let second = PeerProcess::start(&relay, &args);
+    let second_id = second.line_containing("joining room");
+    assert_eq!(first_id.split_whitespace().nth(1), second_id.split_whitespace().nth(1));
+    let fetched = second.line_containing("fetched");
+    assert!(fetched.contains(&cid) && fetched.contains("verified"), "{fetched}");
+    let (blocks, stored) = (number_before(&fetched, "blocks"), number_before(&fetched, "already"));
+    assert!(stored > 0 && stored < blocks, "killed mid-fetch, so part was stored: {fetched}");
+    assert_eq!(stored, committed, "every committed block is taken from the store: {fetched}");
+    assert_eq!(number_before(&fetched, "duplicate"), 0, "{fetched}");
+}
+
 #[test]
 fn a_peer_with_a_bad_relay_address_says_what_is_wrong() {
     let out = Command::new(env!("CARGO_BIN_EXE_syncscope-relay"))
@@ -115,4 +162,33 @@ fn a_peer_with_a_bad_relay_address_says_what_is_wrong() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("/p2p/<relay peer id>"), "{err}");
+}
+
+#[test]
+fn a_damaged_store_stops_the_peer_with_a_clear_error_until_it_is_rebuilt() {
+    let relay = Relay::start(&[]);
+    let data_dir = temp_dir("damaged-store");
+    std::fs::write(data_dir.join("blocks.redb"), b"half a database").unwrap();
+    let peer = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_syncscope-relay"))
+            .args(["peer", "--relay", &relay.addr("tcp").to_string()])
+            .args(["--data-dir", data_dir.to_str().unwrap()])
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let out = peer(&[]).wait_with_output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("blocks.redb") && err.contains("--rebuild-store"), "{err}");
+
+    let mut rebuilt = peer(&["--rebuild-store"]);
+    let mut first = String::new();
+    BufReader::new(rebuilt.stdout.take().unwrap()).read_line(&mut first).unwrap();
+    assert!(first.contains("keeping its data in"), "{first}");
+    rebuilt.kill().unwrap();
+    rebuilt.wait().unwrap();
+    assert_eq!(std::fs::read(data_dir.join("blocks.redb.corrupt")).unwrap(), b"half a database");
 }

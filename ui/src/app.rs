@@ -204,14 +204,23 @@ fn OutcomeLine(outcome: Outcome) -> impl IntoView {
             data-peers=outcome.sources.peers().to_string()
             data-peer-blocks=peer_blocks
             data-duplicates=outcome.duplicate_blocks.to_string()
+            data-from-store=outcome.from_store.to_string()
         >
             {format!(
-                "fetched and verified {}: {} in {:.2} s ({:.2} MiB/s), {} from {}, {} ({:.1} %)",
+                "fetched and verified {}: {} in {:.2} s ({:.2} MiB/s), {}{} from {}, {} ({:.1} %)",
                 outcome.root, mib(outcome.size), secs, outcome.size as f64 / (1 << 20) as f64 / secs,
-                count(outcome.blocks, "block"), outcome.sources,
+                count(outcome.blocks, "block"), already_stored(outcome.from_store), outcome.sources,
                 count(outcome.duplicate_blocks, "duplicate block"), dup_pct
             )}
         </p>
+    }
+}
+
+/// " (40 already stored here)": blocks a fetch took from the page's own store.
+fn already_stored(blocks: u64) -> String {
+    match blocks {
+        0 => String::new(),
+        n => format!(" ({n} already stored here)"),
     }
 }
 

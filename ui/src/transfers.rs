@@ -35,6 +35,8 @@ pub struct Outcome {
     pub root: String,
     pub size: u64,
     pub blocks: u64,
+    /// Blocks this page held already, which no peer sent.
+    pub from_store: u64,
     pub elapsed: Duration,
     pub duplicate_blocks: u64,
     pub sources: BlockSources,
@@ -112,12 +114,21 @@ impl Transfers {
                 let progress = Progress { root: root.to_string(), blocks, bytes, wanted };
                 self.progress.set_next_frame(Some(progress));
             }
-            FetchUpdate::Done { root, size, blocks, elapsed, sources, duplicate_blocks } => {
+            FetchUpdate::Done {
+                root,
+                size,
+                blocks,
+                from_store,
+                elapsed,
+                sources,
+                duplicate_blocks,
+            } => {
                 self.progress.set(None);
                 self.outcome.set(Some(Outcome {
                     root: root.to_string(),
                     size,
                     blocks,
+                    from_store,
                     elapsed,
                     duplicate_blocks,
                     sources,

@@ -237,9 +237,10 @@ impl Driver {
 
     fn on_bitswap(&mut self, event: bitswap::Event) {
         match event {
-            bitswap::Event::Block { fetch, cid, data } => {
+            bitswap::Event::Block { fetch, cid, data, from_store } => {
                 let bitswap = &mut self.swarm.behaviour_mut().bitswap;
-                if let Some(update) = self.fetches.on_block(bitswap, fetch, cid, &data) {
+                let block = (cid, &data, from_store);
+                if let Some(update) = self.fetches.on_block(bitswap, fetch, block) {
                     if !matches!(update, FetchUpdate::Progress { .. }) {
                         self.yield_pullsync();
                     }

@@ -27,12 +27,14 @@ pub enum FetchUpdate {
         wanted: usize,
     },
     /// `sources`: the peers that sent blocks during the fetch, with how many each sent, most
-    /// first; `duplicate_blocks`: blocks that arrived after they were already in, until the last
-    /// one did.
+    /// first; `from_store`: blocks the node held already (kept by an earlier, interrupted fetch
+    /// or another root), which no peer sent; `duplicate_blocks`: blocks that arrived after they
+    /// were already in, until the last one did.
     Done {
         root: Cid,
         size: u64,
         blocks: u64,
+        from_store: u64,
         elapsed: Duration,
         sources: BlockSources,
         duplicate_blocks: u64,
@@ -79,6 +81,7 @@ struct Fetch {
     root: Cid,
     outstanding: HashSet<Cid>,
     blocks: u64,
+    from_store: u64,
     bytes: u64,
     started: Instant,
     received_before: Received,
@@ -152,6 +155,7 @@ impl Fetches {
             root,
             outstanding: HashSet::from([root]),
             blocks: 0,
+            from_store: 0,
             bytes: 0,
             started: Instant::now(),
             received_before: Received::now(bitswap),
@@ -169,19 +173,20 @@ impl Fetches {
         self.by_session.values().any(|f| f.root == *root)
     }
 
-    /// A block of `session` arrived: asks for what it links to and reports progress, or the end.
+    /// A block of `session` arrived (`from_store`: read from the node's own store): asks for what
+    /// it links to and reports progress, or the end.
     pub fn on_block(
         &mut self,
         bitswap: &mut NodeBitswap,
         session: SessionId,
-        cid: Cid,
-        data: &Bytes,
+        (cid, data, from_store): (Cid, &Bytes, bool),
     ) -> Option<FetchUpdate> {
         let fetch = self.by_session.get_mut(&session)?;
         if !fetch.outstanding.remove(&cid) {
             return None;
         }
         fetch.blocks += 1;
+        fetch.from_store += u64::from(from_store);
         fetch.bytes += data.len() as u64;
         fetch.remember(cid, data);
         let links = match block_links(&cid, data) {
@@ -215,6 +220,7 @@ impl Fetches {
                 root: fetch.root,
                 size,
                 blocks: fetch.blocks,
+                from_store: fetch.from_store,
                 elapsed: fetch.started.elapsed(),
                 sources,
                 duplicate_blocks,

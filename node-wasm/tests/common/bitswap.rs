@@ -91,7 +91,7 @@ pub async fn fetched<S: BlockStore>(
     loop {
         let event = node
             .wait_event(|e| match e {
-                Event::Block { fetch: f, cid, data } if *f == fetch => {
+                Event::Block { fetch: f, cid, data, .. } if *f == fetch => {
                     Some(Some((*cid, data.clone())))
                 }
                 Event::FetchDone { fetch: f } if *f == fetch => Some(None),

@@ -29,8 +29,8 @@ pub enum Event {
     /// The peer is gone, or its connections can no longer carry Bitswap.
     PeerDisconnected { peer: PeerId },
     /// A verified block `fetch` asked for, now in the store (unless [`Event::StoreFailed`] said
-    /// otherwise for it).
-    Block { fetch: SessionId, cid: Cid, data: Bytes },
+    /// otherwise for it); `from_store`: it was there before the fetch asked, so no peer sent it.
+    Block { fetch: SessionId, cid: Cid, data: Bytes, from_store: bool },
     /// Every block `fetch` asked for so far has arrived. The fetch stays open for more
     /// ([`Behaviour::fetch_more`]) until [`Behaviour::close`].
     FetchDone { fetch: SessionId },

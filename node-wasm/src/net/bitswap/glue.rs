@@ -148,13 +148,20 @@ impl<S: BlockStore> BitswapGlue<S> {
     }
 
     /// A block reached `fetch`: reported once, and the fetch is done when nothing is pending.
-    fn deliver(&mut self, ctx: &mut Ctx<Self>, fetch: SessionId, cid: Cid, data: Bytes) {
+    fn deliver(
+        &mut self,
+        ctx: &mut Ctx<Self>,
+        fetch: SessionId,
+        cid: Cid,
+        data: Bytes,
+        from_store: bool,
+    ) {
         let Some(f) = self.fetches.get_mut(&fetch) else { return };
         if !f.pending.remove(&cid) {
             return;
         }
         let done = f.pending.is_empty();
-        ctx.emit(Event::Block { fetch, cid, data });
+        ctx.emit(Event::Block { fetch, cid, data, from_store });
         if done {
             ctx.emit(Event::FetchDone { fetch });
         }
@@ -178,7 +185,7 @@ impl<S: BlockStore> BitswapGlue<S> {
             Err(error) => self.store_failed(ctx, cid, error),
         }
         for fetch in storing.fetches {
-            self.deliver(ctx, fetch, cid, data.clone());
+            self.deliver(ctx, fetch, cid, data.clone(), false);
         }
     }
 }
@@ -266,7 +273,7 @@ impl<S: BlockStore> Glue for BitswapGlue<S> {
             bitswap::Event::Block { session, block } => {
                 let cid = block.cid();
                 if ctx.core.server().has_block(&cid) {
-                    self.deliver(ctx, session, cid, block.into_data());
+                    self.deliver(ctx, session, cid, block.into_data(), false);
                     return;
                 }
                 self.store_block(ctx, cid, block.into_data(), |s| s.fetches.push(session));
@@ -287,7 +294,7 @@ impl<S: BlockStore> Glue for BitswapGlue<S> {
                 ctx.core.block_loaded(cid, data);
             }
             Task::Local { fetch, cid, result } => match self.read_result(ctx, cid, result) {
-                Some(data) => self.deliver(ctx, fetch, cid, data),
+                Some(data) => self.deliver(ctx, fetch, cid, data, true),
                 // The index was wrong: ask the network after all.
                 None => ctx.core.want(ctx.now, fetch, [cid]),
             },
