@@ -9,8 +9,8 @@ use bytes::Bytes;
 use libp2p::identity::Keypair;
 use syncscope_node::node::{build_swarm, ProtocolSettings};
 use syncscope_node::store::{
-    BlockStore, Corruption, IndexedDbBlockStore, IndexedDbError, IndexedDbErrorKind, IndexedDbOp,
-    MemoryBlockStore, StoreError,
+    claim_browser_node, BlockStore, Corruption, IndexedDbBlockStore, IndexedDbError,
+    IndexedDbErrorKind, IndexedDbOp, MemoryBlockStore, StoreError,
 };
 use syncscope_proto::bitswap::raw_cid;
 use wasm_bindgen_test::{wasm_bindgen_test, wasm_bindgen_test_configure};
@@ -130,4 +130,25 @@ async fn without_crypto_subtle_the_platform_offers_no_sha2_256() {
     js_sys::Reflect::delete_property(&crypto.into(), &"subtle".into()).unwrap();
     assert_eq!(platform, None);
     assert!(syncscope_node::rt::platform_sha2_256(b"abc").await.is_some(), "restored");
+}
+
+/// Two claims in one page are two tabs: different slots, identities and databases. A freed slot
+/// goes to the next claim with its identity and blocks.
+#[wasm_bindgen_test]
+async fn each_tab_claims_its_own_stored_node_and_a_reload_gets_it_back() {
+    let first = claim_browser_node().await.unwrap();
+    let second = claim_browser_node().await.unwrap();
+    assert_ne!(first.slot, second.slot);
+    assert_ne!(first.database, second.database);
+    let first_id = first.keypair.public().to_peer_id();
+    assert_ne!(first_id, second.keypair.public().to_peer_id());
+    let data = Bytes::from_static(b"kept by the first tab");
+    first.blocks.put(raw_cid(&data), data.clone()).await.unwrap();
+    let slot = first.slot;
+    first.lock.release().await;
+
+    let reloaded = claim_browser_node().await.unwrap();
+    assert_eq!(reloaded.slot, slot);
+    assert_eq!(reloaded.keypair.public().to_peer_id(), first_id);
+    assert_eq!(reloaded.blocks.get(&raw_cid(&data)).await.unwrap(), Some(data));
 }

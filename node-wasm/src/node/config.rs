@@ -60,8 +60,11 @@ impl NodeConfig {
         self
     }
 
-    pub fn with_block_store(mut self, blocks: Arc<NodeBlockStore>) -> Self {
-        self.blocks = blocks;
+    // In the browser the store is neither Send nor Sync, and needs not be: the node's tasks share
+    // it on the one thread there is. The Arc is what native threads need.
+    #[allow(clippy::arc_with_non_send_sync)]
+    pub fn with_block_store(mut self, blocks: NodeBlockStore) -> Self {
+        self.blocks = Arc::new(blocks);
         self
     }
 

@@ -24,8 +24,16 @@ const COMMAND_QUEUE: usize = 64;
 /// [`NodeControl`]. Dropping it (or its `events`) stops the node.
 pub struct NodeHandle {
     pub peer_id: PeerId,
+    /// What the store held when the node started, all of it served from the start.
+    pub stored: StoredBlocks,
     pub events: mpsc::Receiver<NodeEvent>,
     pub control: NodeControl,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct StoredBlocks {
+    pub blocks: usize,
+    pub bytes: u64,
 }
 
 impl std::ops::Deref for NodeHandle {
@@ -126,7 +134,15 @@ pub enum StartError {
 pub async fn start(config: NodeConfig) -> Result<NodeHandle, StartError> {
     let peer_id = config.keypair.public().to_peer_id();
     let inventory = config.blocks.inventory().await?;
-    tracing::info!(blocks = inventory.len(), "indexed the blocks already stored");
+    let stored = StoredBlocks {
+        blocks: inventory.len(),
+        bytes: inventory.iter().map(|(_, size)| *size as u64).sum(),
+    };
+    tracing::info!(
+        blocks = stored.blocks,
+        bytes = stored.bytes,
+        "indexed the blocks already stored"
+    );
     let mut swarm =
         build_swarm(config.keypair.clone(), config.protocols, config.blocks.clone()).await?;
     swarm.behaviour_mut().bitswap.index_stored(inventory);
@@ -139,5 +155,5 @@ pub async fn start(config: NodeConfig) -> Result<NodeHandle, StartError> {
     let driver = Driver::new(swarm, &config, events_tx).map_err(StartError::Dial)?;
     rt::spawn(driver.run(commands));
     let control = NodeControl { commands: commands_tx, link_probe };
-    Ok(NodeHandle { peer_id, events, control })
+    Ok(NodeHandle { peer_id, stored, events, control })
 }

@@ -26,6 +26,6 @@ pub use events::{
     ContentAdded, Misbehaviour, NodeError, NodeEvent, NodeStats, ReservationError, TransportKind,
 };
 pub use fetches::{BlockSources, FetchUpdate};
-pub use handle::{start, CommandError, NodeControl, NodeHandle, StartError};
+pub use handle::{start, CommandError, NodeControl, NodeHandle, StartError, StoredBlocks};
 pub use membership::{RoomMember, RoomUpdate};
 pub use transport::{build_swarm, BuildError};

@@ -23,9 +23,12 @@ use IndexedDbOp::{Begin, Commit, Open, Read, Write};
 /// index what it holds at start without reading the data.
 const BLOCKS: &str = "blocks";
 const BLOCK_SIZES: &str = "block_sizes";
-const OBJECT_STORES: [&str; 2] = [BLOCKS, BLOCK_SIZES];
-/// 1: one store of byte values; 2: blocks and their sizes (the values of 1 were never a node's).
-const SCHEMA_VERSION: u32 = 2;
+/// What the node keeps about itself, by name: its identity key.
+const NODE: &str = "node";
+const OBJECT_STORES: [&str; 3] = [BLOCKS, BLOCK_SIZES, NODE];
+/// 1: one store of byte values; 2: blocks and their sizes (the values of 1 were never a node's);
+/// 3: the node's own values.
+const SCHEMA_VERSION: u32 = 3;
 
 /// One node's IndexedDB database.
 struct IndexedDbStore {
@@ -65,18 +68,18 @@ impl IndexedDbStore {
             data.put(&bytes(block), Some(&key)).map_err(failed(Write))?;
             sizes.put(&JsValue::from(block.len() as f64), Some(&key)).map_err(failed(Write))?;
         }
-        match tx.commit().map_err(failed(Commit))?.await.map_err(failed(Commit))? {
-            TransactionResult::Committed => Ok(()),
-            TransactionResult::Aborted => {
-                Err(IndexedDbError::new(Commit, IndexedDbErrorKind::Aborted).into())
-            }
-        }
+        committed(tx).await
     }
 
     async fn get_block(&self, key: &BlockKey) -> Result<Option<Bytes>, StoreError> {
-        let tx = self.transaction(&[BLOCKS], TransactionMode::ReadOnly)?;
-        let store = tx.object_store(BLOCKS).map_err(failed(Begin))?;
-        let value = store.get(Query::Key(bytes(&key.to_bytes()))).map_err(failed(Read))?.await;
+        self.get_bytes(BLOCKS, bytes(&key.to_bytes())).await
+    }
+
+    /// The value under `key` in `store`, which must be bytes.
+    async fn get_bytes(&self, store: &str, key: JsValue) -> Result<Option<Bytes>, StoreError> {
+        let tx = self.transaction(&[store], TransactionMode::ReadOnly)?;
+        let store = tx.object_store(store).map_err(failed(Begin))?;
+        let value = store.get(Query::Key(key)).map_err(failed(Read))?.await;
         let value = value.map_err(failed(Read))?;
         tx.await.map_err(failed(Read))?;
         value
@@ -113,6 +116,13 @@ impl IndexedDbStore {
         keys.into_iter().zip(sizes).map(|(key, size)| block_size(key, size)).collect()
     }
 
+    async fn put_node_value(&self, name: &str, value: &[u8]) -> Result<(), StoreError> {
+        let tx = self.transaction(&[NODE], TransactionMode::ReadWrite)?;
+        let store = tx.object_store(NODE).map_err(failed(Begin))?;
+        store.put(&bytes(value), Some(&JsValue::from_str(name))).map_err(failed(Write))?;
+        committed(tx).await
+    }
+
     fn transaction(
         &self,
         stores: &[&str],
@@ -141,6 +151,16 @@ impl IndexedDbBlockStore {
     fn db(&self) -> &IndexedDbStore {
         self.writes.backend()
     }
+
+    /// A value the node keeps about itself under `name` (its identity key, say), beside its
+    /// blocks so that the two never part.
+    pub async fn node_value(&self, name: &str) -> Result<Option<Bytes>, StoreError> {
+        self.db().get_bytes(NODE, JsValue::from_str(name)).await
+    }
+
+    pub async fn set_node_value(&self, name: &str, value: &[u8]) -> Result<(), StoreError> {
+        self.db().put_node_value(name, value).await
+    }
 }
 
 impl BlockStore for IndexedDbBlockStore {
@@ -158,6 +178,16 @@ impl BlockStore for IndexedDbBlockStore {
 
     async fn inventory(&self) -> Result<Vec<(BlockKey, usize)>, StoreError> {
         self.db().sizes().await
+    }
+}
+
+/// Commits `tx`: `Ok` once it has, an error if it failed or was aborted (e.g. over quota).
+async fn committed(tx: idb::Transaction) -> Result<(), StoreError> {
+    match tx.commit().map_err(failed(Commit))?.await.map_err(failed(Commit))? {
+        TransactionResult::Committed => Ok(()),
+        TransactionResult::Aborted => {
+            Err(IndexedDbError::new(Commit, IndexedDbErrorKind::Aborted).into())
+        }
     }
 }
 

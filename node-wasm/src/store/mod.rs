@@ -3,6 +3,8 @@
 //! pull-sync chunks ([`ChunkStore`], in memory for now).
 
 mod blocks;
+#[cfg(target_arch = "wasm32")]
+mod browser_node;
 mod chunks;
 #[cfg(not(target_arch = "wasm32"))]
 mod disk;
@@ -15,6 +17,8 @@ mod node_store;
 use std::sync::Arc;
 
 pub use blocks::{BlockKey, BlockStore, MemoryBlockStore};
+#[cfg(target_arch = "wasm32")]
+pub use browser_node::{claim_browser_node, BrowserNode, BrowserNodeError, SlotLock};
 pub use chunks::ChunkStore;
 #[cfg(not(target_arch = "wasm32"))]
 pub use disk::DiskBlockStore;
