@@ -44,6 +44,10 @@ pub async fn run(args: PeerArgs, shutdown: impl std::future::Future<Output = ()>
         "peer {} joining room {:?} through {}, {kept_in}",
         handle.peer_id, args.room, args.relay
     );
+    if handle.stored.blocks > 0 {
+        let stored = handle.stored;
+        println!("serving {} blocks ({}) stored earlier", stored.blocks, ByteSize(stored.bytes));
+    }
     let mut fetch = args.fetch;
     let mut progress = ProgressLine::default();
     tokio::pin!(shutdown);

@@ -2,7 +2,6 @@
 //! data directory. A peer without one keeps everything in memory.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use libp2p::identity::Keypair;
@@ -14,7 +13,7 @@ const BLOCKS_FILE: &str = "blocks.redb";
 
 pub struct PeerStorage {
     pub keypair: Keypair,
-    pub blocks: Arc<NodeBlockStore>,
+    pub blocks: NodeBlockStore,
     /// The data directory; `None` in memory.
     pub dir: Option<PathBuf>,
 }
@@ -22,7 +21,7 @@ pub struct PeerStorage {
 impl PeerStorage {
     /// A fresh identity and no blocks, gone when the process ends.
     pub fn in_memory() -> Self {
-        Self { keypair: Keypair::generate_ed25519(), blocks: Arc::default(), dir: None }
+        Self { keypair: Keypair::generate_ed25519(), blocks: NodeBlockStore::default(), dir: None }
     }
 
     /// Opens (or creates) the peer's data in `dir`. With `rebuild`, a block database that cannot
@@ -48,7 +47,7 @@ impl PeerStorage {
                 path.display()
             ),
         };
-        let blocks = Arc::new(NodeBlockStore::Persistent(store));
+        let blocks = NodeBlockStore::Persistent(store);
         Ok(Self { keypair, blocks, dir: Some(dir.to_owned()) })
     }
 }

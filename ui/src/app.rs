@@ -63,6 +63,16 @@ fn ConnectionPanel(conn: Connection, probe: LinkProbe) -> impl IntoView {
             <dl>
                 <dt>"This node"</dt>
                 <dd data-testid="own-peer-id">{move || or_dash(conn.own_peer_id.get())}</dd>
+                <dt>"Stored in"</dt>
+                <dd
+                    data-testid="storage"
+                    data-blocks-at-start=move || conn.stored_at_start.get().map(|s| s.blocks.to_string())
+                >
+                    {move || or_dash(conn.storage.get())}
+                    {move || conn.stored_at_start.get().filter(|s| s.blocks > 0).map(|s| {
+                        format!(", holding {} ({}) since it started", count(s.blocks as u64, "block"), mib(s.bytes))
+                    })}
+                </dd>
                 <dt>"Relay"</dt>
                 <dd data-testid="relay-peer-id">{move || or_dash(conn.relay_peer_id.get())}</dd>
                 <dt>"Transport"</dt>
@@ -159,7 +169,7 @@ fn TransferPanel(transfers: Transfers, room: RwSignal<Option<String>>) -> impl I
                 <p class="muted" data-testid="fetch-waiting">"waiting for a peer in the room before fetching…"</p>
             </Show>
             {move || transfers.progress.get().map(|p| view! {
-                <div class="progress" data-testid="fetch-progress">
+                <div class="progress" data-testid="fetch-progress" data-bytes=p.bytes.to_string()>
                     <progress max="1" value=p.fraction()></progress>
                     <span>{format!("{} blocks, {} of {}", p.blocks, mib(p.bytes), p.root)}</span>
                 </div>
@@ -236,7 +246,7 @@ fn read_file(ev: leptos::ev::Event, transfers: Transfers) {
     };
     leptos::task::spawn_local(async move {
         match wasm_bindgen_futures::JsFuture::from(file.array_buffer()).await {
-            Ok(buffer) => transfers.share(&js_sys::Uint8Array::new(&buffer).to_vec()),
+            Ok(buffer) => transfers.share(js_sys::Uint8Array::new(&buffer).to_vec()),
             Err(e) => transfers.error.set(Some(format!("cannot read {}: {e:?}", file.name()))),
         }
     });

@@ -8,12 +8,13 @@ use futures::StreamExt;
 use leptos::prelude::*;
 use syncscope_node::net::PeerId;
 use syncscope_node::node;
-use syncscope_node::node::{NodeConfig, NodeEvent, RoomMember, TransportKind};
+use syncscope_node::node::{NodeConfig, NodeEvent, RoomMember, StoredBlocks, TransportKind};
 
 use crate::config;
 use crate::probe::LinkProbe;
 use crate::rates::{RateCharts, RateSampler};
 use crate::series::Series;
+use crate::storage;
 use crate::timing;
 use crate::transfers::Transfers;
 
@@ -30,6 +31,10 @@ pub enum Status {
 pub struct Connection {
     pub status: RwSignal<Status>,
     pub own_peer_id: RwSignal<Option<String>>,
+    /// Where the node keeps its data, in words.
+    pub storage: RwSignal<Option<String>>,
+    /// What the store held when the node started.
+    pub stored_at_start: RwSignal<Option<StoredBlocks>>,
     pub relay_peer_id: RwSignal<Option<String>>,
     pub transport: RwSignal<Option<&'static str>>,
     pub rtt: RwSignal<Option<Duration>>,
@@ -52,6 +57,8 @@ impl Connection {
         Self {
             status: RwSignal::new(Status::Loading),
             own_peer_id: RwSignal::new(None),
+            storage: RwSignal::new(None),
+            stored_at_start: RwSignal::new(None),
             relay_peer_id: RwSignal::new(None),
             transport: RwSignal::new(None),
             rtt: RwSignal::new(None),
@@ -94,12 +101,21 @@ async fn run(conn: Connection, observers: Observers) -> Result<(), String> {
     conn.relay_peer_id.set(Some(relay.peer_id.to_string()));
     conn.status.set(Status::Connecting);
     let relay_peer = relay.peer_id;
-    let mut node = node::start(NodeConfig::new(relay)).await.map_err(|e| e.to_string())?;
+    let (node_config, storage) = storage::open(NodeConfig::new(relay)).await;
+    conn.storage.set(Some(storage.description));
+    if let Some(problem) = storage.problem {
+        tracing::warn!("{problem}");
+        conn.notice.set(Some(problem));
+    }
+    // The tab owns its stored node until the page goes away.
+    let _lock = storage.lock;
+    let mut node = node::start(node_config).await.map_err(|e| e.to_string())?;
     timing::mark("node-started");
     conn.own_peer_id.set(Some(node.peer_id.to_string()));
+    conn.stored_at_start.set(Some(node.stored));
     node.join_room(&room).map_err(|e| e.to_string())?;
     conn.room.set(Some(room));
-    observers.transfers.control.set(Some(node.control.clone()));
+    observers.transfers.node_started(node.control.clone());
     let mut sampler = RateSampler::default();
     while let Some(event) = node.events.next().await {
         match event {

@@ -10,6 +10,7 @@ mod per_frame;
 mod probe;
 mod rates;
 mod series;
+mod storage;
 pub mod timing;
 mod transfers;
 

@@ -44,9 +44,11 @@ pub struct Outcome {
 
 #[derive(Clone, Copy)]
 pub struct Transfers {
-    pub control: RwSignal<Option<NodeControl>, LocalStorage>,
+    control: RwSignal<Option<NodeControl>, LocalStorage>,
     /// A CID the page should fetch as soon as it has a peer (from the share link).
     pub pending: RwSignal<Option<String>>,
+    /// Files chosen before the node was running, shared once it is.
+    waiting_shares: StoredValue<Vec<Vec<u8>>>,
     /// Redrawn at most once per frame: a fetch reports progress after every block.
     pub progress: PerFrame<Option<Progress>>,
     pub outcome: RwSignal<Option<Outcome>>,
@@ -59,6 +61,7 @@ impl Transfers {
         Self {
             control: RwSignal::new_local(None),
             pending: RwSignal::new(pending),
+            waiting_shares: StoredValue::new(Vec::new()),
             progress: PerFrame::new(None),
             outcome: RwSignal::new(None),
             shared: RwSignal::new(Vec::new()),
@@ -88,11 +91,22 @@ impl Transfers {
         }
     }
 
-    /// Imports and serves a file's bytes.
-    pub fn share(&self, data: &[u8]) {
-        let Some(control) = self.control.get_untracked() else { return };
-        if let Err(e) = control.add_bytes(data) {
+    /// Imports and serves a file's bytes, as soon as the node runs.
+    pub fn share(&self, data: Vec<u8>) {
+        let Some(control) = self.control.get_untracked() else {
+            self.waiting_shares.update_value(|waiting| waiting.push(data));
+            return;
+        };
+        if let Err(e) = control.add_bytes(&data) {
             self.error.set(Some(e.to_string()));
+        }
+    }
+
+    /// The node runs: commands go to `control`, starting with the files chosen meanwhile.
+    pub fn node_started(&self, control: NodeControl) {
+        self.control.set(Some(control));
+        for data in self.waiting_shares.try_update_value(std::mem::take).unwrap_or_default() {
+            self.share(data);
         }
     }
 

@@ -1,0 +1,70 @@
+// What a page fetches is kept in IndexedDB: a reload keeps the peer id and resumes a fetch from
+// what had been stored, and two tabs of one browser are two peers with a store each.
+import { writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { expect, screenshot } from '../lib/assert.mjs';
+
+const DONE_TIMEOUT = 120_000;
+
+async function attribute(page, testId, name) {
+  return Number(await page.getByTestId(testId).getAttribute(name));
+}
+
+export default {
+  'a fetch cut short by a reload resumes, taking every stored block from IndexedDB': async ({ page, startRelay }) => {
+    const relay = await startRelay({ args: ['--seed-peers', '1', '--seed-content', '32MiB'], readyMs: 180_000 });
+    try {
+      await page.goto(relay.shareLink.replace(/^http:\/\/[^/]+\//, relay.url));
+      await page.waitForFunction(
+        () => Number(document.querySelector('[data-testid="fetch-progress"]')?.dataset.bytes ?? 0) >= 8 << 20,
+        null,
+        { timeout: DONE_TIMEOUT },
+      );
+      expect(await page.getByTestId('storage').textContent(), 'storage').toMatch(/IndexedDB syncscope-node-0/);
+      const peerId = await page.getByTestId('own-peer-id').textContent();
+      await page.reload();
+
+      const done = page.getByTestId('fetch-done');
+      await done.waitFor({ timeout: DONE_TIMEOUT });
+      expect(await page.getByTestId('own-peer-id').textContent(), 'peer id after the reload').toBe(peerId);
+      const stored = await attribute(page, 'storage', 'data-blocks-at-start');
+      const blocks = Number(await done.getAttribute('data-blocks'));
+      const fromStore = Number(await done.getAttribute('data-from-store'));
+      expect(stored > 0 && stored < blocks, `part of the ${blocks} blocks stored before the reload (${stored})`).toBe(true);
+      expect(fromStore, 'blocks taken from the store: every one stored before the reload').toBe(stored);
+      expect(await done.textContent(), 'outcome').toMatch(/fetched and verified .*: 32.00 MiB.*already stored here/);
+      await screenshot(page, 'fetch-resumed-after-reload');
+    } finally {
+      await relay.stop();
+    }
+  },
+
+  'two tabs of one browser are two peers, and one fetches from the other': async ({ page, relay }) => {
+    const room = `tabs-${Date.now()}`;
+    await page.goto(`${relay.url}?room=${room}&transport=ws`);
+    const file = join(tmpdir(), `syncscope-e2e-tabs-${Date.now()}.bin`);
+    writeFileSync(file, Buffer.alloc(500_000).map((_, i) => (i * 131 + (i >> 9)) & 0xff));
+    await page.getByTestId('file-input').setInputFiles(file);
+    const shared = page.getByTestId('shared').locator('li').first();
+    await shared.waitFor({ timeout: 20_000 });
+    const cid = (await shared.locator('code').textContent()).trim();
+    const link = await shared.locator('a').getAttribute('href');
+
+    const second = await page.context().newPage();
+    try {
+      await second.goto(link);
+      const done = second.getByTestId('fetch-done');
+      await done.waitFor({ timeout: DONE_TIMEOUT });
+      expect(await done.textContent(), 'outcome').toMatch(new RegExp(`fetched and verified ${cid}`));
+      expect(await second.getByTestId('storage').textContent(), 'second tab').toMatch(/IndexedDB syncscope-node-1 \(stored node 1/);
+      expect(await page.getByTestId('storage').textContent(), 'first tab').toMatch(/IndexedDB syncscope-node-0 \(this tab owns/);
+      const ids = [await page.getByTestId('own-peer-id').textContent(), await second.getByTestId('own-peer-id').textContent()];
+      expect(ids[0] !== ids[1], `two peer ids (${ids.join(', ')})`).toBe(true);
+      await screenshot(second, 'second-tab-fetched-from-first');
+    } finally {
+      await second.close();
+    }
+  },
+};
