@@ -30,6 +30,12 @@ const CASES = [
   { name: 'page_wasm_bytes_on_wire', unit: 'bytes', step: ['fetch_ws'], read: (r) => r.fetch_ws?.wasmOnWire },
   { name: 'load_to_connected_ms_ws', unit: 'ms', step: ['fetch_ws'], read: (r) => r.fetch_ws?.connectedMs },
   { name: 'load_to_connected_ms_webrtc_direct', unit: 'ms', step: ['fetch_webrtc-direct'], read: (r) => r['fetch_webrtc-direct']?.connectedMs },
+  { name: 'fetch_ws_memory', unit: 'MB/s', step: ['fetch_ws_memory'], read: (r) => mbps(r.fetch_ws_memory) },
+  { name: 'fetch_ratio_ws_to_memory', unit: 'ratio', step: ['fetch_ws', 'fetch_ws_memory'], read: (r) => ratio(mbps(r.fetch_ws), mbps(r.fetch_ws_memory)) },
+  { name: 'idb_put_4k_batched', unit: 'chunks/s', step: ['idb_put_4k_batched'], read: (r) => perSecond(r.idb_put_4k_batched) },
+  { name: 'idb_put_4k_per_tx', unit: 'chunks/s', step: ['idb_put_4k_per_tx'], read: (r) => perSecond(r.idb_put_4k_per_tx) },
+  { name: 'idb_put_256k_batched', unit: 'MB/s', step: ['idb_put_256k_batched'], read: (r) => mbps(r.idb_put_256k_batched) },
+  { name: 'resume_refetched_blocks', unit: 'blocks', step: ['resume'], read: (r) => r.resume?.refetched },
 ];
 
 /// What the issue asks of each case on loopback: [case, test, in words].
@@ -41,6 +47,9 @@ const TARGETS = [
   ['longest_task_ms_ws', (v) => v <= 50, '<= 50'],
   ['page_wasm_bytes_on_wire', (v) => v <= 700_000, '<= 700 KB'],
   ['load_to_connected_ms_ws', (v) => v <= 500, '<= 500'],
+  ['fetch_ratio_ws_to_memory', (v) => v >= 0.85, '>= 0.85 (IndexedDB costs at most 15 %)'],
+  ['idb_put_4k_batched', (v) => v >= 10_000, '>= 10,000'],
+  ['resume_refetched_blocks', (v) => v === 0, '= 0'],
 ];
 
 const USAGE = `usage: cargo xtask bench browser [--runs N] [--cases a,b,...] [--seed-peers N]
@@ -84,6 +93,7 @@ const CONNECT_TIMEOUT = 30_000;
 const delay = (ms) => new Promise((resolve) => setTimeout(resolve, ms).unref());
 
 const mbps = (m) => m && m.bytes / 1e6 / (m.elapsedMs / 1000);
+const perSecond = (m) => m && m.count / (m.elapsedMs / 1000);
 const ratio = (a, b) => (a === undefined || b === undefined ? undefined : a / b);
 
 // Every main-thread task over 50 ms, from the page's first script on.
@@ -102,16 +112,23 @@ const CONNECTED = `
   }).observe({ type: 'mark', buffered: true }));
 `;
 
-/// Opens `query` on `relay` in a fresh context `visits` times in a row and returns `read(page)`
-/// of the last visit, or throws. A second visit is a returning visitor's: the HTTP cache and
-/// V8's code caches hold the page's code, compiled and warmed by the first visit. Until the
-/// relay is connected the bench only listens, so that nothing it runs competes with the load.
+/// Opens `query` on `relay` `visits` times in a row and returns `read(page)` of the last visit,
+/// or throws. The page runs in the browser's on-disk profile, as a user's does, with IndexedDB
+/// cleared before each visit and the HTTP cache before the first. A second visit is a returning
+/// visitor's: the HTTP cache and V8's code caches hold the page's code, compiled and warmed by
+/// the first visit. Until the relay is connected the bench only listens, so that nothing it
+/// runs competes with the load.
 async function onPage(browser, relay, query, read, visits = 1) {
-  const page = await browser.newPage();
+  const origin = new URL(relay.url).origin;
+  const page = await browser.newStoredPage(origin);
   try {
     await page.addInitScript(LONGTASKS + CONNECTED);
     let result;
     for (let visit = 0; visit < visits; visit++) {
+      if (visit > 0) {
+        await page.goto('about:blank');
+        await page.clearIndexedDb(origin);
+      }
       await page.goto(`${relay.url}?${query}`);
       // A page that never connects is left to `read`, which says what it shows instead.
       await Promise.race([page.evaluate('window.__connected').catch(() => {}), delay(CONNECT_TIMEOUT)]);
@@ -143,8 +160,8 @@ async function probe(browser, relay, transport, target, size) {
 
 /// A fetch of `cid` (on the page's `visits`-th load), with what the page reports about it and
 /// about itself.
-async function fetchOnce(browser, relay, cid, transport, visits = 1) {
-  return onPage(browser, relay, `room=default&fetch=${cid}&transport=${transport}`, async (page) => {
+async function fetchOnce(browser, relay, cid, transport, visits = 1, extra = '') {
+  return onPage(browser, relay, `room=default&fetch=${cid}&transport=${transport}${extra}`, async (page) => {
     const done = await outcome(page, 'fetch-done', 'transfer-error');
     const elapsedMs = await number(page, done, 'elapsed-ms');
     const page_ = await page.evaluate(`(() => {
@@ -166,15 +183,49 @@ async function fetchOnce(browser, relay, cid, transport, visits = 1) {
   }, visits);
 }
 
+/// `count` blocks of `size` bytes put into a fresh IndexedDB database through the node's store,
+/// all at once (`batched`: the store groups them) or one transaction each (the page's
+/// `measure_block_store`).
+async function storePuts(browser, relay, size, count, batched) {
+  return onPage(browser, relay, 'room=bench-store&store=memory', async (page) => {
+    await page.waitFor('[data-testid="own-peer-id"]', PAGE_TIMEOUT);
+    const elapsedMs = await page.evaluate(`window.wasmBindings.measure_block_store(${size}, ${count}, ${batched})`);
+    return { elapsedMs, count, bytes: size * count };
+  });
+}
+
+/// A fetch of `relay`'s demo content over ws, reloaded once `atBytes` have arrived; the resumed
+/// fetch must take every block the store held at the reload from the store. `refetched`: the
+/// blocks stored before the reload that the resumed fetch took from the network instead.
+async function resume(browser, relay, atBytes) {
+  const cid = new URL(relay.shareLink).searchParams.get('fetch');
+  return onPage(browser, relay, `room=default&fetch=${cid}&transport=ws`, async (page) => {
+    await page.evaluate(`new Promise((resolve) => {
+      const check = () => Number(document.querySelector('[data-testid="fetch-progress"]')?.dataset.bytes ?? 0) >= ${atBytes}
+        && (observer.disconnect(), resolve(true));
+      const observer = new MutationObserver(check);
+      observer.observe(document, { subtree: true, childList: true, attributes: true });
+      check();
+    })`);
+    await page.send('Page.reload');
+    const done = await outcome(page, 'fetch-done', 'transfer-error');
+    const stored = await number(page, '[data-testid="storage"]', 'blocks-at-start');
+    const fromStore = await number(page, done, 'from-store');
+    if (!(stored > 0)) throw new Error('nothing was stored before the reload');
+    return { elapsedMs: await number(page, done, 'elapsed-ms'), stored, refetched: stored - fromStore };
+  });
+}
+
 /// The measurement steps one run takes, in order, for the chosen cases.
 function steps(cases) {
   const wanted = new Set(cases.flatMap((c) => c.step));
-  return ['probe_relay_ws', 'probe_peer_ws', 'fetch_ws', 'fetch_ws_revisit', 'probe_peer_webrtc-direct', 'fetch_webrtc-direct', 'fetch_ws_1seed']
+  return ['probe_relay_ws', 'probe_peer_ws', 'fetch_ws', 'fetch_ws_memory', 'fetch_ws_revisit', 'probe_peer_webrtc-direct',
+    'fetch_webrtc-direct', 'fetch_ws_1seed', 'idb_put_4k_batched', 'idb_put_4k_per_tx', 'idb_put_256k_batched', 'resume']
     .filter((s) => wanted.has(s));
 }
 
 function runStep(step, ctx) {
-  const { browser, relay, oneSeed, cid, size } = ctx;
+  const { browser, relay, oneSeed, resumeSeed, cid, size } = ctx;
   switch (step) {
     case 'probe_relay_ws': return probe(browser, relay, 'ws', 'relay', size);
     case 'probe_peer_ws': return probe(browser, relay, 'ws', 'peer', size);
@@ -183,6 +234,11 @@ function runStep(step, ctx) {
     case 'fetch_ws_revisit': return fetchOnce(browser, relay, cid, 'ws', 2);
     case 'fetch_webrtc-direct': return fetchOnce(browser, relay, cid, 'webrtc-direct');
     case 'fetch_ws_1seed': return fetchOnce(browser, oneSeed, cid, 'ws');
+    case 'fetch_ws_memory': return fetchOnce(browser, relay, cid, 'ws', 1, '&store=memory');
+    case 'idb_put_4k_batched': return storePuts(browser, relay, 4096, 20_000, true);
+    case 'idb_put_4k_per_tx': return storePuts(browser, relay, 4096, 20_000, false);
+    case 'idb_put_256k_batched': return storePuts(browser, relay, 256 << 10, 256, true);
+    case 'resume': return resume(browser, resumeSeed, 16 << 20);
     default: throw new Error(`no step ${step}`);
   }
 }
@@ -266,13 +322,14 @@ no wasm-opt, so it runs a little slower than the served one. Self time: the func
 const plan = steps(opts.cases);
 const relay = await startRelay({ bin, dist, args: seeds(opts['seed-peers']) });
 const oneSeed = plan.includes('fetch_ws_1seed') ? await startRelay({ bin, dist, args: seeds(1) }) : null;
+const resumeSeed = plan.includes('resume') ? await startRelay({ bin, dist, args: ['--seed-peers', '1', '--seed-content', '32MiB'] }) : null;
 const browser = await launchCdpBrowser();
 const results = [];
 const errors = [];
 try {
   if (!relay.shareLink) throw new Error('the relay printed no share link: it needs --seed-peers 1 or more');
   const cid = new URL(relay.shareLink).searchParams.get('fetch');
-  const ctx = { browser, relay, oneSeed, cid, size: opts['seed-content'] };
+  const ctx = { browser, relay, oneSeed, resumeSeed, cid, size: opts['seed-content'] };
   for (let i = 0; i < opts.runs; i += 1) {
     const run = {};
     for (const step of plan) {
@@ -289,16 +346,21 @@ try {
   await browser.close();
   await relay.stop();
   await oneSeed?.stop();
+  await resumeSeed?.stop();
 }
 const rows = opts.cases.map((c) => summarise(c, results));
 print(rows, opts, `Measured in headless Chromium ${browser.version()} (driven over the DevTools Protocol with only Page and Runtime
 enabled: no network capture) on loopback against a release relay and the release page
 (${opts['seed-content']} demo file, ${opts['seed-peers']} seed peers inside the relay; fetch_ws_1seed from a second relay with 1).
-Per run, each case opens a fresh browser context. ceiling_*: the link probe (a bare stream of the same size, nothing but
+Each case opens a page in the browser's on-disk profile with the origin's IndexedDB and the HTTP cache cleared. ceiling_*: the link probe (a bare stream of the same size, nothing but
 libp2p's layers) to the first seed through the relay circuit, or to the relay itself; fetch_*: the page's own figure from
 the start of the fetch until every block is verified; fetch_ws_revisit: the same on the page's second load in its context,
 as a returning visitor's (its code comes compiled and warmed from the first visit's caches);
-ratios pair a fetch with the ceiling of the same run. MB/s = 10^6 B/s.
+ratios pair a fetch with the ceiling of the same run. fetch_ws keeps its blocks in IndexedDB, the page's default;
+fetch_ws_memory is the same with ?store=memory. idb_put_*: blocks put through the node's IndexedDB store into a fresh
+database (20,000 x 4 KiB, 256 x 256 KiB), all issued at once and grouped by the store, or one transaction each.
+resume_refetched_blocks: a 32 MiB fetch from one seed (a third relay) reloaded after 16 MiB; the blocks the store held at
+the reload that the resumed fetch did not take from it. MB/s = 10^6 B/s.
 Median, min and max over the runs where the case completed (n); failed counts the rest.`);
 for (const e of errors) console.log(`failed: ${e}`);
 process.exit(rows.every((r) => r.failed === 0) ? 0 : 1);

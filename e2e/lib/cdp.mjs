@@ -64,20 +64,35 @@ export async function launchCdpBrowser() {
   const { product } = await connection.send('Browser.getVersion');
   return {
     version: () => product.split('/').pop(),
-    newPage: () => newPage(connection),
+    newPage: () => newPage(connection, true),
+    /// A page in the browser's own context, whose storage is on disk in the profile (a fresh
+    /// context keeps IndexedDB in memory), after clearing `origin`'s IndexedDB and the HTTP
+    /// cache, so that it starts as a first visit does.
+    async newStoredPage(origin) {
+      const page = await newPage(connection, false);
+      await page.clearIndexedDb(origin);
+      await page.send('Network.clearBrowserCache');
+      return page;
+    },
     async close() {
       await Promise.race([connection.send('Browser.close').catch(() => {}), delay(5_000)]);
       if (chrome.exitCode === null) chrome.kill('SIGKILL');
       await exited;
-      // Chromium's helper processes may still be writing to the profile as the browser exits.
-      rmSync(profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+      // Chromium's helper processes may still be writing to the profile as the browser exits;
+      // a profile left in /tmp is not worth failing a run for.
+      try {
+        rmSync(profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+      } catch (e) {
+        console.error(`note: could not remove ${profile}: ${e.message}`);
+      }
     },
   };
 }
 
-/// A page in a fresh browser context. `errors` collects console errors and uncaught exceptions.
-async function newPage(connection) {
-  const { browserContextId } = await connection.send('Target.createBrowserContext');
+/// A page in a fresh browser context, or in the browser's own unless `fresh`. `errors`
+/// collects console errors and uncaught exceptions.
+async function newPage(connection, fresh) {
+  const { browserContextId } = fresh ? await connection.send('Target.createBrowserContext') : {};
   const { targetId } = await connection.send('Target.createTarget', { url: 'about:blank', browserContextId });
   const { sessionId } = await connection.send('Target.attachToTarget', { targetId, flatten: true });
   const send = (method, params) => connection.send(method, params, sessionId);
@@ -127,6 +142,8 @@ async function newPage(connection) {
     errors,
     evaluate,
     waitFor,
+    /// Clears `origin`'s IndexedDB, keeping every cache.
+    clearIndexedDb: (origin) => send('Storage.clearDataForOrigin', { origin, storageTypes: 'indexeddb' }),
     addInitScript: (source) => send('Page.addScriptToEvaluateOnNewDocument', { source }),
     /// Navigates and returns once the new document is committed.
     async goto(url) {
@@ -142,6 +159,8 @@ async function newPage(connection) {
     attr: (selector, name) => evaluate(`document.querySelector(${JSON.stringify(selector)})?.getAttribute(${JSON.stringify(`data-${name}`)}) ?? null`),
     isPresent: (selector) => evaluate(`document.querySelector(${JSON.stringify(selector)}) !== null`),
     text: (selector) => evaluate(`document.querySelector(${JSON.stringify(selector)})?.textContent ?? null`),
-    close: () => connection.send('Target.disposeBrowserContext', { browserContextId }),
+    close: () => (browserContextId
+      ? connection.send('Target.disposeBrowserContext', { browserContextId })
+      : connection.send('Target.closeTarget', { targetId })),
   };
 }

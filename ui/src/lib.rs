@@ -11,6 +11,7 @@ mod probe;
 mod rates;
 mod series;
 mod storage;
+mod store_probe;
 pub mod timing;
 mod transfers;
 

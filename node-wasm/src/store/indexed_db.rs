@@ -17,7 +17,7 @@ use super::group_commit::{BatchWrite, GroupCommit};
 use super::{
     BlockKey, BlockStore, Corruption, IndexedDbError, IndexedDbErrorKind, IndexedDbOp, StoreError,
 };
-use IndexedDbOp::{Begin, Commit, Open, Read, Write};
+use IndexedDbOp::{Begin, Commit, Delete, Open, Read, Write};
 
 /// Blocks by multihash, and their sizes (written in the same transactions), which let a node
 /// index what it holds at start without reading the data.
@@ -152,6 +152,14 @@ impl IndexedDbBlockStore {
         self.writes.backend()
     }
 
+    /// Deletes the database `name` and everything in it, once its open connections have closed.
+    pub async fn delete(name: &str) -> Result<(), StoreError> {
+        let request =
+            Factory::new().map_err(failed(Delete))?.delete(name).map_err(failed(Delete))?;
+        request.await.map_err(failed(Delete))?;
+        Ok(())
+    }
+
     /// A value the node keeps about itself under `name` (its identity key, say), beside its
     /// blocks so that the two never part.
     pub async fn node_value(&self, name: &str) -> Result<Option<Bytes>, StoreError> {
@@ -236,6 +244,7 @@ fn kind_of(error: &idb::Error) -> IndexedDbErrorKind {
         | E::GetFailed(thrown)
         | E::CountFailed(thrown)
         | E::DeleteFailed(thrown)
+        | E::IndexedDbDeleteFailed(thrown)
         | E::TransactionCommitError(thrown)
         | E::TransactionAbortError(thrown)
         | E::RequestResultNotFound(thrown)

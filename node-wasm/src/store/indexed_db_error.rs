@@ -31,6 +31,8 @@ pub enum IndexedDbOp {
     Write,
     /// Committing a read-write transaction: the writes are lost.
     Commit,
+    /// Deleting the whole database.
+    Delete,
 }
 
 impl std::fmt::Display for IndexedDbOp {
@@ -41,6 +43,7 @@ impl std::fmt::Display for IndexedDbOp {
             Self::Read => "read",
             Self::Write => "write",
             Self::Commit => "commit the writes",
+            Self::Delete => "delete the database",
         })
     }
 }
