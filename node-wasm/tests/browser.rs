@@ -76,9 +76,10 @@ async fn indexed_db_reports_a_value_that_is_not_bytes_as_corrupt() {
     drop(IndexedDbBlockStore::open(&name).await.unwrap());
     let cid = raw_cid(b"k");
     let db = idb::Factory::new().unwrap().open(&name, None).unwrap().await.unwrap();
-    let tx = db.transaction(&["blocks"], idb::TransactionMode::ReadWrite).unwrap();
-    let key = js_sys::Uint8Array::from(&cid.hash().to_bytes()[..]);
-    tx.object_store("blocks").unwrap().put(&"not bytes".into(), Some(&key)).unwrap();
+    let tx = db.transaction(&["blocks_by_hash"], idb::TransactionMode::ReadWrite).unwrap();
+    let hash = js_sys::Uint8Array::from(&cid.hash().to_bytes()[..]);
+    let key = js_sys::Array::of2(&hash, &9.into());
+    tx.object_store("blocks_by_hash").unwrap().put(&"not bytes".into(), Some(&key)).unwrap();
     tx.commit().unwrap().await.unwrap();
     db.close();
     let store = IndexedDbBlockStore::open(&name).await.unwrap();

@@ -1,15 +1,17 @@
 //! The node's IndexedDB database, and the [`BlockStore`] in it.
 //!
-//! Writes are batched: one read-write transaction per batch of puts ([`GroupCommit`]). One
-//! transaction per value manages about 1,350 values/s on disk in Chromium; 250 per transaction
-//! manage 5,000-7,500/s.
+//! Writes are batched: one read-write transaction per batch of puts ([`GroupCommit`]), and one
+//! record per block. On disk in Chromium, one 4 KiB block per transaction manages about 1,500
+//! puts/s; batched, two records per block (data and size) managed 7,500/s, one record 10,000/s
+//! and more (`cargo xtask bench browser --cases idb_put_4k_batched`).
 
 use bytes::Bytes;
 use cid::Cid;
 use idb::{
-    Database, DatabaseEvent, Factory, ObjectStoreParams, Query, TransactionMode, TransactionResult,
+    Database, DatabaseEvent, Factory, KeyRange, ObjectStoreParams, Query, TransactionMode,
+    TransactionResult,
 };
-use js_sys::{ArrayBuffer, Uint8Array};
+use js_sys::{Array, ArrayBuffer, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::DomException;
 
@@ -19,16 +21,16 @@ use super::{
 };
 use IndexedDbOp::{Begin, Commit, Delete, Open, Read, Write};
 
-/// Blocks by multihash, and their sizes (written in the same transactions), which let a node
-/// index what it holds at start without reading the data.
-const BLOCKS: &str = "blocks";
-const BLOCK_SIZES: &str = "block_sizes";
+/// Blocks keyed by `[multihash, size]`: one record per block, and the keys alone (no data) say
+/// what a node holds at start. A lookup by multihash is a key range over the sizes.
+const BLOCKS: &str = "blocks_by_hash";
 /// What the node keeps about itself, by name: its identity key.
 const NODE: &str = "node";
-const OBJECT_STORES: [&str; 3] = [BLOCKS, BLOCK_SIZES, NODE];
-/// 1: one store of byte values; 2: blocks and their sizes (the values of 1 were never a node's);
-/// 3: the node's own values.
-const SCHEMA_VERSION: u32 = 3;
+const OBJECT_STORES: [&str; 2] = [BLOCKS, NODE];
+/// Stores of earlier layouts, dropped on upgrade: 1's `values` (never a node's), 2's and 3's
+/// `blocks` and `block_sizes` (two records per block; they lived only on the development branch).
+const RETIRED_STORES: [&str; 3] = ["values", "blocks", "block_sizes"];
+const SCHEMA_VERSION: u32 = 4;
 
 /// One node's IndexedDB database.
 struct IndexedDbStore {
@@ -45,8 +47,8 @@ impl IndexedDbStore {
         request.on_upgrade_needed(|event| {
             let Ok(db) = event.database() else { return };
             let existing = db.store_names();
-            if existing.iter().any(|s| s == "values") {
-                let _ = db.delete_object_store("values");
+            for retired in RETIRED_STORES.iter().filter(|r| existing.iter().any(|s| s == *r)) {
+                let _ = db.delete_object_store(retired);
             }
             for name in OBJECT_STORES {
                 if !existing.iter().any(|s| s == name) {
@@ -57,29 +59,27 @@ impl IndexedDbStore {
         Ok(Self { db: request.await.map_err(failed(Open))? })
     }
 
-    /// Stores every block and its size in one transaction: all of them, or none and an error
-    /// (an aborted transaction, e.g. over quota, is [`IndexedDbErrorKind::Aborted`]).
+    /// Stores every block in one transaction: all of them, or none and an error (an aborted
+    /// transaction, e.g. over quota, is [`IndexedDbErrorKind::Aborted`]).
     async fn put_blocks(&self, blocks: &[(BlockKey, Bytes)]) -> Result<(), StoreError> {
-        let tx = self.transaction(&OBJECT_STORES, TransactionMode::ReadWrite)?;
-        let data = tx.object_store(BLOCKS).map_err(failed(Begin))?;
-        let sizes = tx.object_store(BLOCK_SIZES).map_err(failed(Begin))?;
-        for (key, block) in blocks {
-            let key = bytes(&key.to_bytes());
-            data.put(&bytes(block), Some(&key)).map_err(failed(Write))?;
-            sizes.put(&JsValue::from(block.len() as f64), Some(&key)).map_err(failed(Write))?;
+        let tx = self.transaction(&[BLOCKS], TransactionMode::ReadWrite)?;
+        let store = tx.object_store(BLOCKS).map_err(failed(Begin))?;
+        for (hash, block) in blocks {
+            let key = block_key(hash, block.len());
+            store.put(&bytes(block), Some(&key)).map_err(failed(Write))?;
         }
         committed(tx).await
     }
 
-    async fn get_block(&self, key: &BlockKey) -> Result<Option<Bytes>, StoreError> {
-        self.get_bytes(BLOCKS, bytes(&key.to_bytes())).await
+    async fn get_block(&self, hash: &BlockKey) -> Result<Option<Bytes>, StoreError> {
+        self.get_bytes(BLOCKS, hash_range(hash)?).await
     }
 
     /// The value under `key` in `store`, which must be bytes.
-    async fn get_bytes(&self, store: &str, key: JsValue) -> Result<Option<Bytes>, StoreError> {
+    async fn get_bytes(&self, store: &str, key: Query) -> Result<Option<Bytes>, StoreError> {
         let tx = self.transaction(&[store], TransactionMode::ReadOnly)?;
         let store = tx.object_store(store).map_err(failed(Begin))?;
-        let value = store.get(Query::Key(key)).map_err(failed(Read))?.await;
+        let value = store.get(key).map_err(failed(Read))?.await;
         let value = value.map_err(failed(Read))?;
         tx.await.map_err(failed(Read))?;
         value
@@ -91,29 +91,24 @@ impl IndexedDbStore {
             .transpose()
     }
 
-    /// Whether a block is stored under `key`, without reading it.
-    async fn contains(&self, key: &BlockKey) -> Result<bool, StoreError> {
-        let tx = self.transaction(&[BLOCK_SIZES], TransactionMode::ReadOnly)?;
-        let store = tx.object_store(BLOCK_SIZES).map_err(failed(Begin))?;
-        let query = Query::Key(bytes(&key.to_bytes()));
-        let count = store.count(Some(query)).map_err(failed(Read))?.await;
+    /// Whether a block is stored under `hash`, without reading it.
+    async fn contains(&self, hash: &BlockKey) -> Result<bool, StoreError> {
+        let tx = self.transaction(&[BLOCKS], TransactionMode::ReadOnly)?;
+        let store = tx.object_store(BLOCKS).map_err(failed(Begin))?;
+        let count = store.count(Some(hash_range(hash)?)).map_err(failed(Read))?.await;
         let count = count.map_err(failed(Read))?;
         tx.await.map_err(failed(Read))?;
         Ok(count > 0)
     }
 
-    /// Every block's key and size, from two reads of the sizes store (keys, then values, in the
-    /// same key order).
+    /// Every block's multihash and size, from the keys alone.
     async fn sizes(&self) -> Result<Vec<(BlockKey, usize)>, StoreError> {
-        let tx = self.transaction(&[BLOCK_SIZES], TransactionMode::ReadOnly)?;
-        let store = tx.object_store(BLOCK_SIZES).map_err(failed(Begin))?;
-        // Both asked before either is awaited: the transaction stays active while they run.
-        let keys = store.get_all_keys(None, None).map_err(failed(Read))?;
-        let sizes = store.get_all(None, None).map_err(failed(Read))?;
-        let keys = keys.await.map_err(failed(Read))?;
-        let sizes = sizes.await.map_err(failed(Read))?;
+        let tx = self.transaction(&[BLOCKS], TransactionMode::ReadOnly)?;
+        let store = tx.object_store(BLOCKS).map_err(failed(Begin))?;
+        let keys = store.get_all_keys(None, None).map_err(failed(Read))?.await;
+        let keys = keys.map_err(failed(Read))?;
         tx.await.map_err(failed(Read))?;
-        keys.into_iter().zip(sizes).map(|(key, size)| block_size(key, size)).collect()
+        keys.into_iter().map(hash_and_size).collect()
     }
 
     async fn put_node_value(&self, name: &str, value: &[u8]) -> Result<(), StoreError> {
@@ -163,7 +158,7 @@ impl IndexedDbBlockStore {
     /// A value the node keeps about itself under `name` (its identity key, say), beside its
     /// blocks so that the two never part.
     pub async fn node_value(&self, name: &str) -> Result<Option<Bytes>, StoreError> {
-        self.db().get_bytes(NODE, JsValue::from_str(name)).await
+        self.db().get_bytes(NODE, Query::Key(JsValue::from_str(name))).await
     }
 
     pub async fn set_node_value(&self, name: &str, value: &[u8]) -> Result<(), StoreError> {
@@ -199,14 +194,28 @@ async fn committed(tx: idb::Transaction) -> Result<(), StoreError> {
     }
 }
 
-fn block_size(key: JsValue, size: JsValue) -> Result<(BlockKey, usize), StoreError> {
+/// A block's key: `[multihash, size]`.
+fn block_key(hash: &BlockKey, size: usize) -> JsValue {
+    Array::of2(&bytes(&hash.to_bytes()), &JsValue::from(size as f64)).into()
+}
+
+/// Every key of a block with this multihash, whatever its size: an array sorts after its
+/// prefix, and a number before any array.
+fn hash_range(hash: &BlockKey) -> Result<Query, StoreError> {
+    let hash = bytes(&hash.to_bytes());
+    let lower = Array::of1(&hash);
+    let upper = Array::of2(&hash, &Array::new());
+    Ok(Query::KeyRange(KeyRange::bound(&lower, &upper, None, None).map_err(failed(Read))?))
+}
+
+fn hash_and_size(key: JsValue) -> Result<(BlockKey, usize), StoreError> {
+    let corrupt = StoreError::Corrupt(Corruption::NotAMultihash);
+    let key = key.dyn_into::<Array>().map_err(|_| corrupt.clone())?;
     // IndexedDB hands binary keys back as ArrayBuffers, whatever view they were written as.
-    let key =
-        key.dyn_into::<ArrayBuffer>().map_err(|_| StoreError::Corrupt(Corruption::NotBytes))?;
-    let key = BlockKey::from_bytes(&Uint8Array::new(&key).to_vec())
-        .map_err(|_| StoreError::Corrupt(Corruption::NotAMultihash))?;
-    let size = size.as_f64().ok_or(StoreError::Corrupt(Corruption::NotASize))?;
-    Ok((key, size as usize))
+    let hash = key.get(0).dyn_into::<ArrayBuffer>().map_err(|_| corrupt.clone())?;
+    let hash = BlockKey::from_bytes(&Uint8Array::new(&hash).to_vec()).map_err(|_| corrupt)?;
+    let size = key.get(1).as_f64().ok_or(StoreError::Corrupt(Corruption::NotASize))?;
+    Ok((hash, size as usize))
 }
 
 impl Drop for IndexedDbStore {
