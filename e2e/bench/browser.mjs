@@ -305,7 +305,7 @@ if (opts.profile) {
   const relay = await startRelay({ bin, dist, args: seeds(opts['seed-peers']) });
   const browser = await launchCdpBrowser();
   try {
-    const page = await browser.newPage();
+    const page = await browser.newStoredPage(new URL(relay.url).origin);
     const profile = await profileFetch(page, relay, new URL(relay.shareLink).searchParams.get('fetch'));
     await page.close();
     console.log(`Chrome's sampling CPU profiler (250 µs) over the page's load (from the navigation's commit until the relay
