@@ -16,6 +16,7 @@ use wasm_bindgen::{JsCast, JsValue};
 use web_sys::DomException;
 
 use super::group_commit::{BatchWrite, GroupCommit};
+use super::indexed_db_writer::IndexedDbWriter;
 use super::{
     BlockKey, BlockStore, Corruption, IndexedDbError, IndexedDbErrorKind, IndexedDbOp, StoreError,
 };
@@ -35,6 +36,8 @@ const SCHEMA_VERSION: u32 = 4;
 /// One node's IndexedDB database.
 struct IndexedDbStore {
     db: Database,
+    /// Block writes, off the page's thread.
+    writer: IndexedDbWriter,
 }
 
 impl IndexedDbStore {
@@ -56,19 +59,14 @@ impl IndexedDbStore {
                 }
             }
         });
-        Ok(Self { db: request.await.map_err(failed(Open))? })
+        let db = request.await.map_err(failed(Open))?;
+        Ok(Self { db, writer: IndexedDbWriter::start(name, SCHEMA_VERSION, BLOCKS)? })
     }
 
     /// Stores every block in one transaction: all of them, or none and an error (an aborted
     /// transaction, e.g. over quota, is [`IndexedDbErrorKind::Aborted`]).
     async fn put_blocks(&self, blocks: &[(BlockKey, Bytes)]) -> Result<(), StoreError> {
-        let tx = self.transaction(&[BLOCKS], TransactionMode::ReadWrite)?;
-        let store = tx.object_store(BLOCKS).map_err(failed(Begin))?;
-        for (hash, block) in blocks {
-            let key = block_key(hash, block.len());
-            store.put(&bytes(block), Some(&key)).map_err(failed(Write))?;
-        }
-        committed(tx).await
+        self.writer.write(blocks, block_key).await
     }
 
     async fn get_block(&self, hash: &BlockKey) -> Result<Option<Bytes>, StoreError> {

@@ -12,6 +12,8 @@ mod group_commit;
 #[cfg(target_arch = "wasm32")]
 mod indexed_db;
 mod indexed_db_error;
+#[cfg(target_arch = "wasm32")]
+mod indexed_db_writer;
 mod node_store;
 
 use std::sync::Arc;
