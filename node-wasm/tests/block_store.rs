@@ -5,13 +5,14 @@
 mod block_store_suite;
 
 use bytes::Bytes;
-use syncscope_node::store::{BlockStore, DiskBlockStore, MemoryBlockStore};
+use syncscope_node::store::{BlockStore, DiskBlockStore, MemoryBlockStore, NodeBlockStore};
 use syncscope_proto::bitswap::raw_cid;
 
 #[test]
 fn memory_store_conforms() {
     futures::executor::block_on(block_store_suite::conformance(MemoryBlockStore::new()));
     futures::executor::block_on(block_store_suite::concurrent_puts(MemoryBlockStore::new()));
+    futures::executor::block_on(block_store_suite::manifests(NodeBlockStore::default()));
 }
 
 #[tokio::test]
@@ -20,6 +21,7 @@ async fn disk_store_conforms() {
     let open = |name: &str| DiskBlockStore::open(&dir.path().join(name)).unwrap();
     block_store_suite::conformance(open("a.redb")).await;
     block_store_suite::concurrent_puts(open("b.redb")).await;
+    block_store_suite::manifests(NodeBlockStore::Persistent(open("c.redb"))).await;
 }
 
 #[tokio::test]

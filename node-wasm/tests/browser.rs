@@ -10,7 +10,7 @@ use libp2p::identity::Keypair;
 use syncscope_node::node::{build_swarm, ProtocolSettings};
 use syncscope_node::store::{
     claim_browser_node, BlockStore, Corruption, IndexedDbBlockStore, IndexedDbError,
-    IndexedDbErrorKind, IndexedDbOp, MemoryBlockStore, StoreError,
+    IndexedDbErrorKind, IndexedDbOp, MemoryBlockStore, NodeBlockStore, StoreError,
 };
 use syncscope_proto::bitswap::raw_cid;
 use wasm_bindgen_test::{wasm_bindgen_test, wasm_bindgen_test_configure};
@@ -92,6 +92,7 @@ async fn indexed_db_is_a_conforming_block_store() {
     let open = |name| async move { IndexedDbBlockStore::open(&fresh_db(name)).await.unwrap() };
     block_store_suite::conformance(open("blocks").await).await;
     block_store_suite::concurrent_puts(open("concurrent").await).await;
+    block_store_suite::manifests(NodeBlockStore::Persistent(open("manifests").await)).await;
 }
 
 #[wasm_bindgen_test]

@@ -10,7 +10,7 @@
 //! The store trusts its callers and keeps what it is given: Bitswap verifies every block against
 //! its CID before it stores it.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::future::{ready, Future};
 use std::sync::{PoisonError, RwLock};
 
@@ -18,7 +18,7 @@ use bytes::Bytes;
 use cid::Cid;
 use multihash::Multihash;
 
-use super::StoreError;
+use super::{ManifestRecords, StoreError};
 use crate::cond_send::{CondSend, CondSync};
 
 /// A block's key in every store: its multihash, so that the same bytes under another codec (a
@@ -81,6 +81,7 @@ impl<S: BlockStore> BlockStore for std::sync::Arc<S> {
 #[derive(Debug, Default)]
 pub struct MemoryBlockStore {
     blocks: RwLock<HashMap<BlockKey, Bytes>>,
+    manifests: RwLock<BTreeMap<Vec<u8>, Vec<u8>>>,
 }
 
 impl MemoryBlockStore {
@@ -126,6 +127,32 @@ impl BlockStore for MemoryBlockStore {
     ) -> impl Future<Output = Result<Vec<(BlockKey, usize)>, StoreError>> + CondSend {
         let blocks = self.blocks.read().unwrap_or_else(PoisonError::into_inner);
         ready(Ok(blocks.iter().map(|(key, data)| (*key, data.len())).collect()))
+    }
+}
+
+impl ManifestRecords for MemoryBlockStore {
+    fn manifest_records(
+        &self,
+    ) -> impl Future<Output = Result<Vec<Vec<u8>>, StoreError>> + CondSend {
+        let manifests = self.manifests.read().unwrap_or_else(PoisonError::into_inner);
+        ready(Ok(manifests.values().cloned().collect()))
+    }
+
+    fn put_manifest_record(
+        &self,
+        key: Vec<u8>,
+        value: Vec<u8>,
+    ) -> impl Future<Output = Result<(), StoreError>> + CondSend {
+        self.manifests.write().unwrap_or_else(PoisonError::into_inner).insert(key, value);
+        ready(Ok(()))
+    }
+
+    fn remove_manifest_record(
+        &self,
+        key: Vec<u8>,
+    ) -> impl Future<Output = Result<(), StoreError>> + CondSend {
+        self.manifests.write().unwrap_or_else(PoisonError::into_inner).remove(&key);
+        ready(Ok(()))
     }
 }
 

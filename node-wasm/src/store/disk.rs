@@ -17,10 +17,12 @@ use cid::Cid;
 use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
 
 use super::group_commit::{BatchWrite, GroupCommit};
-use super::{BlockKey, BlockStore, Corruption, StoreError};
+use super::{BlockKey, BlockStore, Corruption, ManifestRecords, StoreError};
 
 const BLOCKS: TableDefinition<&[u8], &[u8]> = TableDefinition::new("blocks");
 const SIZES: TableDefinition<&[u8], u64> = TableDefinition::new("block_sizes");
+/// Content manifests by root ([`super::Manifest`]).
+const MANIFESTS: TableDefinition<&[u8], &[u8]> = TableDefinition::new("manifests");
 
 /// Verified blocks in a database file.
 pub struct DiskBlockStore {
@@ -39,6 +41,7 @@ impl DiskBlockStore {
         let tx = db.begin_write().map_err(failed("open the block database"))?;
         tx.open_table(BLOCKS).map_err(failed("create the blocks table"))?;
         tx.open_table(SIZES).map_err(failed("create the sizes table"))?;
+        tx.open_table(MANIFESTS).map_err(failed("create the manifests table"))?;
         tx.commit().map_err(failed("create the tables"))?;
         Ok(Self { writes: GroupCommit::new(Tables { db: Arc::new(db) }) })
     }
@@ -98,6 +101,38 @@ impl BlockStore for DiskBlockStore {
                 Ok((key, usize::try_from(size).unwrap_or(usize::MAX)))
             })
             .collect()
+    }
+}
+
+impl ManifestRecords for DiskBlockStore {
+    async fn manifest_records(&self) -> Result<Vec<Vec<u8>>, StoreError> {
+        self.read("list the manifests", |db| {
+            let table = db.begin_read()?.open_table(MANIFESTS)?;
+            let mut records = Vec::new();
+            for entry in table.iter()? {
+                records.push(entry?.1.value().to_vec());
+            }
+            Ok(records)
+        })
+        .await
+    }
+
+    async fn put_manifest_record(&self, key: Vec<u8>, value: Vec<u8>) -> Result<(), StoreError> {
+        on_blocking_pool("write a manifest", self.db(), move |db| {
+            let tx = db.begin_write()?;
+            tx.open_table(MANIFESTS)?.insert(&key[..], &value[..])?;
+            Ok(tx.commit()?)
+        })
+        .await
+    }
+
+    async fn remove_manifest_record(&self, key: Vec<u8>) -> Result<(), StoreError> {
+        on_blocking_pool("remove a manifest", self.db(), move |db| {
+            let tx = db.begin_write()?;
+            tx.open_table(MANIFESTS)?.remove(&key[..])?;
+            Ok(tx.commit()?)
+        })
+        .await
     }
 }
 

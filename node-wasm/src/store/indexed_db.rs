@@ -18,7 +18,8 @@ use web_sys::DomException;
 use super::group_commit::{BatchWrite, GroupCommit};
 use super::indexed_db_writer::IndexedDbWriter;
 use super::{
-    BlockKey, BlockStore, Corruption, IndexedDbError, IndexedDbErrorKind, IndexedDbOp, StoreError,
+    BlockKey, BlockStore, Corruption, IndexedDbError, IndexedDbErrorKind, IndexedDbOp,
+    ManifestRecords, StoreError,
 };
 use IndexedDbOp::{Begin, Commit, Delete, Open, Read, Write};
 
@@ -27,11 +28,14 @@ use IndexedDbOp::{Begin, Commit, Delete, Open, Read, Write};
 const BLOCKS: &str = "blocks_by_hash";
 /// What the node keeps about itself, by name: its identity key.
 const NODE: &str = "node";
-const OBJECT_STORES: [&str; 2] = [BLOCKS, NODE];
+/// Content manifests by root ([`super::Manifest`]).
+const MANIFESTS: &str = "manifests";
+const OBJECT_STORES: [&str; 3] = [BLOCKS, NODE, MANIFESTS];
 /// Stores of earlier layouts, dropped on upgrade: 1's `values` (never a node's), 2's and 3's
 /// `blocks` and `block_sizes` (two records per block; they lived only on the development branch).
 const RETIRED_STORES: [&str; 3] = ["values", "blocks", "block_sizes"];
-const SCHEMA_VERSION: u32 = 4;
+/// 5 adds the manifests.
+const SCHEMA_VERSION: u32 = 5;
 
 /// One node's IndexedDB database.
 struct IndexedDbStore {
@@ -109,11 +113,38 @@ impl IndexedDbStore {
         keys.into_iter().map(hash_and_size).collect()
     }
 
-    async fn put_node_value(&self, name: &str, value: &[u8]) -> Result<(), StoreError> {
-        let tx = self.transaction(&[NODE], TransactionMode::ReadWrite)?;
-        let store = tx.object_store(NODE).map_err(failed(Begin))?;
-        store.put(&bytes(value), Some(&JsValue::from_str(name))).map_err(failed(Write))?;
+    /// Puts `value` under `key` in `store`, or deletes what is there when `value` is `None`.
+    async fn write_value(
+        &self,
+        store: &str,
+        key: JsValue,
+        value: Option<&[u8]>,
+    ) -> Result<(), StoreError> {
+        let tx = self.transaction(&[store], TransactionMode::ReadWrite)?;
+        let objects = tx.object_store(store).map_err(failed(Begin))?;
+        match value {
+            Some(value) => objects.put(&bytes(value), Some(&key)).map(drop),
+            None => objects.delete(Query::Key(key)).map(drop),
+        }
+        .map_err(failed(Write))?;
         committed(tx).await
+    }
+
+    /// Every value in `store`, which must be bytes.
+    async fn all_values(&self, store: &str) -> Result<Vec<Vec<u8>>, StoreError> {
+        let tx = self.transaction(&[store], TransactionMode::ReadOnly)?;
+        let objects = tx.object_store(store).map_err(failed(Begin))?;
+        let values = objects.get_all(None, None).map_err(failed(Read))?.await;
+        let values = values.map_err(failed(Read))?;
+        tx.await.map_err(failed(Read))?;
+        values
+            .into_iter()
+            .map(|v| {
+                v.dyn_into::<Uint8Array>()
+                    .map(|a| a.to_vec())
+                    .map_err(|_| StoreError::Corrupt(Corruption::NotBytes))
+            })
+            .collect()
     }
 
     fn transaction(
@@ -160,7 +191,7 @@ impl IndexedDbBlockStore {
     }
 
     pub async fn set_node_value(&self, name: &str, value: &[u8]) -> Result<(), StoreError> {
-        self.db().put_node_value(name, value).await
+        self.db().write_value(NODE, JsValue::from_str(name), Some(value)).await
     }
 }
 
@@ -179,6 +210,20 @@ impl BlockStore for IndexedDbBlockStore {
 
     async fn inventory(&self) -> Result<Vec<(BlockKey, usize)>, StoreError> {
         self.db().sizes().await
+    }
+}
+
+impl ManifestRecords for IndexedDbBlockStore {
+    async fn manifest_records(&self) -> Result<Vec<Vec<u8>>, StoreError> {
+        self.db().all_values(MANIFESTS).await
+    }
+
+    async fn put_manifest_record(&self, key: Vec<u8>, value: Vec<u8>) -> Result<(), StoreError> {
+        self.db().write_value(MANIFESTS, bytes(&key), Some(&value)).await
+    }
+
+    async fn remove_manifest_record(&self, key: Vec<u8>) -> Result<(), StoreError> {
+        self.db().write_value(MANIFESTS, bytes(&key), None).await
     }
 }
 

@@ -14,6 +14,7 @@ mod indexed_db;
 mod indexed_db_error;
 #[cfg(target_arch = "wasm32")]
 mod indexed_db_writer;
+mod manifests;
 mod node_store;
 
 use std::sync::Arc;
@@ -28,6 +29,7 @@ pub use group_commit::{BatchWrite, GroupCommit};
 #[cfg(target_arch = "wasm32")]
 pub use indexed_db::IndexedDbBlockStore;
 pub use indexed_db_error::{IndexedDbError, IndexedDbErrorKind, IndexedDbOp};
+pub use manifests::{Manifest, ManifestRecords};
 pub use node_store::NodeBlockStore;
 
 /// Where this target keeps blocks across restarts.
@@ -64,4 +66,6 @@ pub enum Corruption {
     NotAMultihash,
     #[error("a stored block size is not a number")]
     NotASize,
+    #[error("a stored content manifest cannot be read")]
+    NotAManifest,
 }

@@ -4,7 +4,10 @@
 use bytes::Bytes;
 use cid::Cid;
 
-use super::{BlockKey, BlockStore, MemoryBlockStore, PersistentBlockStore, StoreError};
+use super::{
+    BlockKey, BlockStore, Manifest, ManifestRecords, MemoryBlockStore, PersistentBlockStore,
+    StoreError,
+};
 
 pub enum NodeBlockStore {
     /// Gone when the node stops: for tests, benchmarks and throw-away peers.
@@ -53,6 +56,37 @@ impl BlockStore for NodeBlockStore {
         match self {
             Self::Memory(store) => store.inventory().await,
             Self::Persistent(store) => store.inventory().await,
+        }
+    }
+}
+
+impl NodeBlockStore {
+    /// Every content manifest held, in root order.
+    pub async fn manifests(&self) -> Result<Vec<Manifest>, StoreError> {
+        let records = match self {
+            Self::Memory(store) => store.manifest_records().await?,
+            Self::Persistent(store) => store.manifest_records().await?,
+        };
+        let mut manifests =
+            records.iter().map(|r| Manifest::decode(r)).collect::<Result<Vec<_>, _>>()?;
+        manifests.sort_by_key(|m| m.root);
+        Ok(manifests)
+    }
+
+    /// Keeps `manifest`, replacing the one of its root.
+    pub async fn put_manifest(&self, manifest: &Manifest) -> Result<(), StoreError> {
+        let (key, value) = (Manifest::key(&manifest.root), manifest.encode());
+        match self {
+            Self::Memory(store) => store.put_manifest_record(key, value).await,
+            Self::Persistent(store) => store.put_manifest_record(key, value).await,
+        }
+    }
+
+    pub async fn remove_manifest(&self, root: &Cid) -> Result<(), StoreError> {
+        let key = Manifest::key(root);
+        match self {
+            Self::Memory(store) => store.remove_manifest_record(key).await,
+            Self::Persistent(store) => store.remove_manifest_record(key).await,
         }
     }
 }

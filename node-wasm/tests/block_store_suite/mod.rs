@@ -2,7 +2,7 @@
 
 use bytes::Bytes;
 use cid::Cid;
-use syncscope_node::store::BlockStore;
+use syncscope_node::store::{BlockStore, Manifest, NodeBlockStore};
 use syncscope_proto::bitswap::raw_cid;
 
 const DAG_PB: u64 = 0x70;
@@ -57,4 +57,26 @@ pub async fn concurrent_puts(store: impl BlockStore) {
         assert_eq!(store.get(cid).await.unwrap().as_ref(), Some(data));
     }
     assert_eq!(store.inventory().await.unwrap().len(), blocks.len());
+}
+
+/// Manifests are kept by root: a second put replaces the first, and a removed one is gone.
+pub async fn manifests(store: NodeBlockStore) {
+    assert!(store.manifests().await.unwrap().is_empty());
+    let partial = Manifest {
+        root: raw_cid(b"a root"),
+        name: "notes.txt".into(),
+        size: 0,
+        since_ms: 1_764_000_000_000,
+        complete: false,
+    };
+    let other = Manifest { root: raw_cid(b"another root"), ..partial.clone() };
+    store.put_manifest(&partial).await.unwrap();
+    store.put_manifest(&other).await.unwrap();
+    let complete = Manifest { size: 1234, complete: true, ..partial.clone() };
+    store.put_manifest(&complete).await.unwrap();
+    let mut expected = vec![complete, other.clone()];
+    expected.sort_by_key(|m| m.root);
+    assert_eq!(store.manifests().await.unwrap(), expected);
+    store.remove_manifest(&partial.root).await.unwrap();
+    assert_eq!(store.manifests().await.unwrap(), vec![other]);
 }
