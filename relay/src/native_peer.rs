@@ -10,8 +10,8 @@ use syncscope_node::node::{FetchUpdate, NodeConfig, NodeEvent, NodeHandle, Relay
 
 use crate::peer_storage::PeerStorage;
 
-/// Content a peer serves, imported both ways.
-pub type Content = (ImportedFile, SplitFile);
+/// Content a peer serves: its name, and the file imported both ways.
+pub type Content = (String, ImportedFile, SplitFile);
 
 /// The relay's address as `RelayAddress`; it must end in `/p2p/<relay peer id>`.
 pub fn relay_address(addr: &Multiaddr) -> Result<RelayAddress> {
@@ -37,8 +37,8 @@ pub async fn start(
         NodeConfig::new(relay).with_keypair(storage.keypair).with_block_store(storage.blocks);
     let handle = node::start(config).await.context("cannot start the peer")?;
     handle.join_room(room)?;
-    for (unixfs, swarm) in content {
-        handle.add_imported(unixfs, swarm)?;
+    for (name, unixfs, swarm) in content {
+        handle.add_imported(&name, unixfs, swarm)?;
     }
     Ok(handle)
 }

@@ -8,12 +8,13 @@ use anyhow::{Context, Result};
 use bytesize::ByteSize;
 use futures::StreamExt;
 use syncscope_node::content::import_demo;
-use syncscope_node::node::{FetchUpdate, NodeEvent, TransportKind};
+use syncscope_node::node::{FetchUpdate, NodeEvent, StoredChange, TransportKind};
+use syncscope_node::store::Manifest;
 use syncscope_proto::rooms::topic_of;
 
 use crate::cli::PeerArgs;
-use crate::native_peer;
 use crate::peer_storage::PeerStorage;
+use crate::{native_peer, seeds};
 
 pub async fn run(args: PeerArgs, shutdown: impl std::future::Future<Output = ()>) -> Result<()> {
     topic_of(&args.room)?;
@@ -21,11 +22,18 @@ pub async fn run(args: PeerArgs, shutdown: impl std::future::Future<Output = ()>
     let files = args
         .add
         .iter()
-        .map(|path| std::fs::read(path).with_context(|| format!("cannot read {}", path.display())))
+        .map(|path| {
+            let name =
+                path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let data =
+                std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+            Ok((name, data))
+        })
         .collect::<Result<Vec<_>>>()?;
     let demo = args.demo_content.map(|size| {
-        let demo = import_demo(args.content_seed, size.as_u64() as usize);
-        (demo.unixfs, demo.swarm)
+        let size = size.as_u64() as usize;
+        let demo = import_demo(args.content_seed, size);
+        (seeds::demo_name(args.content_seed, size), demo.unixfs, demo.swarm)
     });
     let storage = match &args.data_dir {
         Some(dir) => PeerStorage::open(dir, args.store.rebuild_store)?,
@@ -37,8 +45,8 @@ pub async fn run(args: PeerArgs, shutdown: impl std::future::Future<Output = ()>
     };
     let mut handle =
         native_peer::start(relay, storage, &args.room, demo.into_iter().collect()).await?;
-    for data in &files {
-        handle.add_bytes(data)?;
+    for (name, data) in &files {
+        handle.add_bytes(name, data)?;
     }
     println!(
         "peer {} joining room {:?} through {}, {kept_in}",
@@ -47,6 +55,9 @@ pub async fn run(args: PeerArgs, shutdown: impl std::future::Future<Output = ()>
     if handle.stored.blocks > 0 {
         let stored = handle.stored;
         println!("serving {} blocks ({}) stored earlier", stored.blocks, ByteSize(stored.bytes));
+    }
+    for manifest in &handle.content {
+        print_manifest(manifest);
     }
     let mut fetch = args.fetch;
     let mut progress = ProgressLine::default();
@@ -99,12 +110,19 @@ pub async fn run(args: PeerArgs, shutdown: impl std::future::Future<Output = ()>
                     )
                 });
             }
+            NodeEvent::Stored(StoredChange::Kept(manifest)) => print_manifest(&manifest),
             NodeEvent::Fetch(FetchUpdate::Failed { root, error }) => {
                 eprintln!("error: fetching {root} failed: {error}");
             }
             _ => {}
         }
     }
+}
+
+/// "stored: bafy… "notes.txt" 1.2 MiB (complete)": a root the peer holds, as its store has it.
+fn print_manifest(manifest: &Manifest) {
+    let state = if manifest.complete { "complete" } else { "partial" };
+    println!("stored: {} {:?} {} ({state})", manifest.root, manifest.name, ByteSize(manifest.size));
 }
 
 /// Prints a fetch's progress at most twice a second: enough to watch, not a flood.

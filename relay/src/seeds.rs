@@ -55,7 +55,8 @@ pub async fn start(
         let dir = data_dir.join("seeds").join(n.to_string());
         let storage = PeerStorage::open(&dir, store.rebuild_store)
             .with_context(|| format!("seed peer {n}"))?;
-        let content = vec![(demo.unixfs.clone(), demo.swarm.clone())];
+        let name = demo_name(seed, size);
+        let content = vec![(name, demo.unixfs.clone(), demo.swarm.clone())];
         let mut handle = native_peer::start(relay.clone(), storage, room, content).await?;
         let metrics = metrics.clone();
         tracing::info!(peer = %handle.peer_id, %room, "seed peer started");
@@ -69,4 +70,9 @@ pub async fn start(
         });
     }
     Ok(Some(content))
+}
+
+/// "demo 1, 4.0 MiB": the name the demo content of `seed` is listed under.
+pub fn demo_name(seed: u64, size: usize) -> String {
+    format!("demo {seed}, {}", bytesize::ByteSize(size as u64))
 }

@@ -20,7 +20,7 @@ async fn ten_mebibytes_through_a_circuit_over_bitswap() {
 
     let demo = import_demo(7, SIZE);
     let root = demo.unixfs.root;
-    provider.add_imported(demo.unixfs, demo.swarm).unwrap();
+    provider.add_imported("demo", demo.unixfs, demo.swarm).unwrap();
     wait_for(&mut provider, Duration::from_secs(10), |e| matches!(e, NodeEvent::ContentAdded(_)))
         .await;
 

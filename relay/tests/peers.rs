@@ -145,12 +145,20 @@ async fn a_peer_killed_mid_fetch_resumes_from_its_store_with_the_same_identity()
     let second = PeerProcess::start(&relay, &args);
     let second_id = second.line_containing("joining room");
     assert_eq!(first_id.split_whitespace().nth(1), second_id.split_whitespace().nth(1));
+    let listed = second.line_containing("stored: ");
+    assert!(listed.contains(&cid) && listed.ends_with("(partial)"), "{listed}");
     let fetched = second.line_containing("fetched");
     assert!(fetched.contains(&cid) && fetched.contains("verified"), "{fetched}");
     let (blocks, stored) = (number_before(&fetched, "blocks"), number_before(&fetched, "already"));
     assert!(stored > 0 && stored < blocks, "killed mid-fetch, so part was stored: {fetched}");
     assert_eq!(stored, committed, "every committed block is taken from the store: {fetched}");
     assert_eq!(number_before(&fetched, "duplicate"), 0, "{fetched}");
+    second.line_containing("48.0 MiB (complete)");
+    drop(second);
+
+    let third = PeerProcess::start(&relay, &["--data-dir", data_dir.to_str().unwrap()]);
+    let listed = third.line_containing("stored: ");
+    assert!(listed.contains(&cid) && listed.ends_with("48.0 MiB (complete)"), "{listed}");
 }
 
 #[test]

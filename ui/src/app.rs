@@ -246,7 +246,7 @@ fn read_file(ev: leptos::ev::Event, transfers: Transfers) {
     };
     leptos::task::spawn_local(async move {
         match wasm_bindgen_futures::JsFuture::from(file.array_buffer()).await {
-            Ok(buffer) => transfers.share(js_sys::Uint8Array::new(&buffer).to_vec()),
+            Ok(buffer) => transfers.share(file.name(), js_sys::Uint8Array::new(&buffer).to_vec()),
             Err(e) => transfers.error.set(Some(format!("cannot read {}: {e:?}", file.name()))),
         }
     });

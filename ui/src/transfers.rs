@@ -48,7 +48,7 @@ pub struct Transfers {
     /// A CID the page should fetch as soon as it has a peer (from the share link).
     pub pending: RwSignal<Option<String>>,
     /// Files chosen before the node was running, shared once it is.
-    waiting_shares: StoredValue<Vec<Vec<u8>>>,
+    waiting_shares: StoredValue<Vec<(String, Vec<u8>)>>,
     /// Redrawn at most once per frame: a fetch reports progress after every block.
     pub progress: PerFrame<Option<Progress>>,
     pub outcome: RwSignal<Option<Outcome>>,
@@ -92,12 +92,12 @@ impl Transfers {
     }
 
     /// Imports and serves a file's bytes, as soon as the node runs.
-    pub fn share(&self, data: Vec<u8>) {
+    pub fn share(&self, name: String, data: Vec<u8>) {
         let Some(control) = self.control.get_untracked() else {
-            self.waiting_shares.update_value(|waiting| waiting.push(data));
+            self.waiting_shares.update_value(|waiting| waiting.push((name, data)));
             return;
         };
-        if let Err(e) = control.add_bytes(&data) {
+        if let Err(e) = control.add_bytes(&name, &data) {
             self.error.set(Some(e.to_string()));
         }
     }
@@ -105,8 +105,9 @@ impl Transfers {
     /// The node runs: commands go to `control`, starting with the files chosen meanwhile.
     pub fn node_started(&self, control: NodeControl) {
         self.control.set(Some(control));
-        for data in self.waiting_shares.try_update_value(std::mem::take).unwrap_or_default() {
-            self.share(data);
+        for (name, data) in self.waiting_shares.try_update_value(std::mem::take).unwrap_or_default()
+        {
+            self.share(name, data);
         }
     }
 

@@ -23,9 +23,11 @@ use super::events::{
 };
 use super::fetches::{FetchUpdate, Fetches};
 use super::membership::{Membership, RoomUpdate};
+use super::stored_content::StoredContent;
 use crate::content::{ImportedFile, SplitFile};
 use crate::net::{bitswap, pullsync};
 use crate::rt;
+use crate::store::Manifest;
 
 const STATS_EVERY: Duration = Duration::from_secs(1);
 /// Room members this node dials at most; more stay reachable through the relay on demand.
@@ -35,8 +37,12 @@ pub(super) enum Command {
     JoinRoom(String),
     LeaveRoom(String),
     Dial(Multiaddr),
-    Add(Box<(ImportedFile, SplitFile)>),
+    /// A file with its name, imported both ways.
+    Add(Box<(String, ImportedFile, SplitFile)>),
     Fetch(Cid),
+    /// Forget a root the node holds ([`StoredContent::remove`]).
+    Remove(Cid),
+    ReadFile(Cid),
     /// A link probe started (`true`) or ended: it measures the link with nothing else on it.
     Probing(bool),
 }
@@ -55,6 +61,7 @@ pub(super) struct Driver {
     pullsync_yields: bool,
     probes: usize,
     started: Instant,
+    stored: StoredContent,
     events: mpsc::Sender<NodeEvent>,
 }
 
@@ -62,6 +69,7 @@ impl Driver {
     pub(super) fn new(
         mut swarm: Swarm<NodeBehaviour>,
         config: &NodeConfig,
+        manifests: Vec<Manifest>,
         events: mpsc::Sender<NodeEvent>,
     ) -> Result<Self, DialError> {
         swarm.dial(relay_dial_opts(&config.relay))?;
@@ -77,6 +85,7 @@ impl Driver {
             pullsync_yields: config.protocols.pullsync_yields,
             probes: 0,
             started: Instant::now(),
+            stored: StoredContent::new(config.blocks.clone(), events.clone(), manifests),
             events,
         })
     }
@@ -136,9 +145,21 @@ impl Driver {
                 .swarm
                 .dial(addr.clone())
                 .map_err(|e| NodeError::Dial { addr, error: Arc::new(e) }),
-            Command::Add(content) => self.add(content.0, content.1),
+            Command::Add(content) => {
+                let (name, unixfs, swarm) = *content;
+                self.add(&name, unixfs, swarm)
+            }
+            Command::Remove(root) => {
+                self.stored.remove(root);
+                Ok(())
+            }
+            Command::ReadFile(root) => {
+                self.stored.read_file(root);
+                Ok(())
+            }
             Command::Fetch(root) => {
                 if !self.fetches.is_active(&root) {
+                    self.stored.fetch_started(root);
                     self.fetches.start(&mut self.swarm.behaviour_mut().bitswap, root);
                     self.yield_pullsync();
                 }
@@ -155,7 +176,7 @@ impl Driver {
         }
     }
 
-    fn add(&mut self, unixfs: ImportedFile, swarm: SplitFile) -> Result<(), NodeError> {
+    fn add(&mut self, name: &str, unixfs: ImportedFile, swarm: SplitFile) -> Result<(), NodeError> {
         let added = ContentAdded {
             cid: unixfs.root,
             swarm_root: swarm.root,
@@ -163,6 +184,9 @@ impl Driver {
             blocks: unixfs.blocks.len(),
             chunks: swarm.chunks.len(),
         };
+        if let Some(last) = unixfs.blocks.last() {
+            self.stored.adding(last.cid, added.cid, name, added.size);
+        }
         let behaviour = self.swarm.behaviour_mut();
         for block in unixfs.blocks {
             let cid = block.cid;
@@ -244,6 +268,9 @@ impl Driver {
                     if !matches!(update, FetchUpdate::Progress { .. }) {
                         self.yield_pullsync();
                     }
+                    if let FetchUpdate::Done { root, size, .. } = update {
+                        self.stored.fetch_done(root, size);
+                    }
                     self.emit(NodeEvent::Fetch(update));
                 }
             }
@@ -251,6 +278,7 @@ impl Driver {
                 tracing::warn!(%peer, %error, "bitswap peer misbehaved");
                 self.emit(NodeEvent::Misbehaved { peer, error: Misbehaviour::Bitswap(error) });
             }
+            bitswap::Event::BlockAdded { cid } => self.stored.block_added(&cid),
             bitswap::Event::StoreFailed { cid, error } => {
                 let error = NodeError::StoreBlock { cid, error: Arc::new(error) };
                 self.emit(NodeEvent::Error { error });

@@ -4,6 +4,7 @@ use std::io;
 use std::sync::Arc;
 use std::time::Duration;
 
+use bytes::Bytes;
 use cid::Cid;
 use libp2p::{
     core::{transport::TransportError, ConnectedPoint},
@@ -15,8 +16,9 @@ use libp2p::{
 
 use super::fetches::FetchUpdate;
 use super::membership::RoomUpdate;
+use super::stored_content::ReadFileError;
 use crate::net::{bitswap, pullsync};
-use crate::store::StoreError;
+use crate::store::{Manifest, StoreError};
 use syncscope_proto::bitswap::VerifyError;
 use syncscope_proto::rooms::RoomError;
 use syncscope_proto::swarm::Address;
@@ -130,6 +132,8 @@ pub enum NodeEvent {
     Room(RoomUpdate),
     ContentAdded(ContentAdded),
     Fetch(FetchUpdate),
+    /// What the node holds changed, or a stored file was read back.
+    Stored(StoredChange),
     Stats(Box<NodeStats>),
     /// A peer broke a protocol and was disconnected.
     Misbehaved {
@@ -139,6 +143,20 @@ pub enum NodeEvent {
     /// A command or a message from the network was refused.
     Error {
         error: NodeError,
+    },
+}
+
+/// A change to the content a node holds ([`Manifest`]s), once written to its store.
+#[derive(Debug, Clone)]
+pub enum StoredChange {
+    /// A manifest was written, new or replacing its root's.
+    Kept(Manifest),
+    Removed(Cid),
+    /// The whole file at `root`, read back from the store and verified
+    /// ([`super::NodeControl::read_file`]).
+    Read {
+        root: Cid,
+        data: Bytes,
     },
 }
 
@@ -188,6 +206,10 @@ pub enum NodeError {
     StoreBlock { cid: Cid, error: Arc<StoreError> },
     #[error("cannot store chunk {address}: {error}")]
     StoreChunk { address: Address, error: Arc<StoreError> },
+    #[error("cannot keep the manifest of {root}: {error}")]
+    Manifest { root: Cid, error: Arc<StoreError> },
+    #[error("cannot read {root} back from the store: {error}")]
+    ReadFile { root: Cid, error: Arc<ReadFileError> },
 }
 
 #[cfg(test)]

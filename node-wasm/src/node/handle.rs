@@ -14,7 +14,7 @@ use crate::content::{
 };
 use crate::net::link_probe::{self, LinkMeasurement, ProbeError};
 use crate::rt;
-use crate::store::{BlockStore, StoreError};
+use crate::store::{BlockStore, Manifest, StoreError};
 
 /// Events are dropped, not queued without bound, when the observer falls this far behind.
 const EVENT_QUEUE: usize = 1024;
@@ -26,6 +26,8 @@ pub struct NodeHandle {
     pub peer_id: PeerId,
     /// What the store held when the node started, all of it served from the start.
     pub stored: StoredBlocks,
+    /// The roots it held, whole or in part; [`NodeEvent::Stored`] reports changes.
+    pub content: Vec<Manifest>,
     pub events: mpsc::Receiver<NodeEvent>,
     pub control: NodeControl,
 }
@@ -80,17 +82,33 @@ impl NodeControl {
     /// Imports `data` as a UnixFS file (kubo's `--cid-version=1 --raw-leaves` layout) and as
     /// Swarm chunks, then serves it over Bitswap and pull-sync. The import runs on the caller's
     /// thread; [`NodeEvent::ContentAdded`] follows.
-    pub fn add_bytes(&self, data: &[u8]) -> Result<(), CommandError> {
+    pub fn add_bytes(&self, name: &str, data: &[u8]) -> Result<(), CommandError> {
         let unixfs = import_bytes(data, ImportConfig::default())?;
         // syncscope carries postage stamps opaquely and issues none; local uploads carry a fixed
         // placeholder.
         let swarm = split_bytes(data, demo_stamp(0));
-        self.add_imported(unixfs, swarm)
+        self.add_imported(name, unixfs, swarm)
     }
 
-    /// Serves content imported already, e.g. by [`crate::content::import_demo`].
-    pub fn add_imported(&self, unixfs: ImportedFile, swarm: SplitFile) -> Result<(), CommandError> {
-        self.send(Command::Add(Box::new((unixfs, swarm))))
+    /// Serves content imported already, e.g. by [`crate::content::import_demo`], under `name`.
+    pub fn add_imported(
+        &self,
+        name: &str,
+        unixfs: ImportedFile,
+        swarm: SplitFile,
+    ) -> Result<(), CommandError> {
+        self.send(Command::Add(Box::new((name.to_owned(), unixfs, swarm))))
+    }
+
+    /// Forgets `root`: it leaves the node's list of content. Its blocks stay in the store.
+    pub fn remove(&self, root: Cid) -> Result<(), CommandError> {
+        self.send(Command::Remove(root))
+    }
+
+    /// Reads the file at `root` back from the store, verified; [`super::StoredChange::Read`] brings
+    /// it.
+    pub fn read_file(&self, root: Cid) -> Result<(), CommandError> {
+        self.send(Command::ReadFile(root))
     }
 
     /// Fetches the UnixFS file at `root` over Bitswap; [`NodeEvent::Fetch`] reports progress.
@@ -134,6 +152,7 @@ pub enum StartError {
 pub async fn start(config: NodeConfig) -> Result<NodeHandle, StartError> {
     let peer_id = config.keypair.public().to_peer_id();
     let inventory = config.blocks.inventory().await?;
+    let content = config.blocks.manifests().await?;
     let stored = StoredBlocks {
         blocks: inventory.len(),
         bytes: inventory.iter().map(|(_, size)| *size as u64).sum(),
@@ -152,8 +171,9 @@ pub async fn start(config: NodeConfig) -> Result<NodeHandle, StartError> {
     }
     let (events_tx, events) = mpsc::channel(EVENT_QUEUE);
     let (commands_tx, commands) = mpsc::channel(COMMAND_QUEUE);
-    let driver = Driver::new(swarm, &config, events_tx).map_err(StartError::Dial)?;
+    let driver =
+        Driver::new(swarm, &config, content.clone(), events_tx).map_err(StartError::Dial)?;
     rt::spawn(driver.run(commands));
     let control = NodeControl { commands: commands_tx, link_probe };
-    Ok(NodeHandle { peer_id, stored, events, control })
+    Ok(NodeHandle { peer_id, stored, content, events, control })
 }

@@ -5,7 +5,8 @@
 //! - [`config`]: how a node is set up; [`events`]: what it reports;
 //! - [`handle`]: [`start`] and the caller's side of a running node;
 //! - `driver`: the task that owns the swarm, runs commands and turns swarm events into
-//!   [`NodeEvent`]s; `fetches` and `membership` are the parts of its state for fetches and rooms;
+//!   [`NodeEvent`]s; `fetches`, `membership` and `stored_content` are the parts of its state for
+//!   fetches, rooms and the content it holds;
 //! - `behaviour`: every behaviour a node runs, composed; `transport`: the transports of each
 //!   target.
 
@@ -16,6 +17,7 @@ pub mod events;
 mod fetches;
 pub mod handle;
 mod membership;
+mod stored_content;
 mod transport;
 
 pub use behaviour::{
@@ -23,9 +25,11 @@ pub use behaviour::{
 };
 pub use config::{NodeConfig, RelayAddress};
 pub use events::{
-    ContentAdded, Misbehaviour, NodeError, NodeEvent, NodeStats, ReservationError, TransportKind,
+    ContentAdded, Misbehaviour, NodeError, NodeEvent, NodeStats, ReservationError, StoredChange,
+    TransportKind,
 };
 pub use fetches::{BlockSources, FetchUpdate};
 pub use handle::{start, CommandError, NodeControl, NodeHandle, StartError, StoredBlocks};
 pub use membership::{RoomMember, RoomUpdate};
+pub use stored_content::ReadFileError;
 pub use transport::{build_swarm, BuildError};

@@ -1,0 +1,133 @@
+//! The content a node holds, one [`Manifest`] per root it added or fetched, kept in step with
+//! its store. A manifest is written only after its blocks: an added file's once its last block
+//! has committed (puts commit in order), a fetched one's as partial when the fetch starts and as
+//! complete once every block arrived, which for a fetch means stored. Each change is reported
+//! ([`NodeEvent::Stored`]) once it is written.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use bytes::Bytes;
+use cid::Cid;
+use futures::channel::mpsc;
+
+use super::events::{NodeError, NodeEvent, StoredChange};
+use crate::content::{ExportError, ExportLimits, UnixfsExporter};
+use crate::rt;
+use crate::store::{BlockStore, Manifest, NodeBlockStore, StoreError};
+
+/// Why a stored file could not be read back.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReadFileError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Export(#[from] ExportError),
+}
+
+pub(super) struct StoredContent {
+    store: Arc<NodeBlockStore>,
+    events: mpsc::Sender<NodeEvent>,
+    manifests: BTreeMap<Cid, Manifest>,
+    /// Added files by their last block, whose commit their manifest waits for.
+    adding: HashMap<Cid, Manifest>,
+}
+
+impl StoredContent {
+    pub(super) fn new(
+        store: Arc<NodeBlockStore>,
+        events: mpsc::Sender<NodeEvent>,
+        manifests: Vec<Manifest>,
+    ) -> Self {
+        let manifests = manifests.into_iter().map(|m| (m.root, m)).collect();
+        Self { store, events, manifests, adding: HashMap::new() }
+    }
+
+    /// A file is being added; `last_block` is the last of its blocks put into the store.
+    pub(super) fn adding(&mut self, last_block: Cid, root: Cid, name: &str, size: u64) {
+        let manifest =
+            Manifest { root, name: name.to_owned(), size, since_ms: now_ms(), complete: true };
+        self.adding.insert(last_block, manifest);
+    }
+
+    /// A block given to the store by an add has committed.
+    pub(super) fn block_added(&mut self, cid: &Cid) {
+        if let Some(manifest) = self.adding.remove(cid) {
+            self.keep(manifest);
+        }
+    }
+
+    pub(super) fn fetch_started(&mut self, root: Cid) {
+        if !self.manifests.contains_key(&root) {
+            let since_ms = now_ms();
+            self.keep(Manifest { root, name: String::new(), size: 0, since_ms, complete: false });
+        }
+    }
+
+    pub(super) fn fetch_done(&mut self, root: Cid, size: u64) {
+        let since_ms = self.manifests.get(&root).map_or_else(now_ms, |m| m.since_ms);
+        let name = self.manifests.get(&root).map(|m| m.name.clone()).unwrap_or_default();
+        self.keep(Manifest { root, name, size, since_ms, complete: true });
+    }
+
+    /// Forgets `root`. Its blocks stay: other roots may share them.
+    pub(super) fn remove(&mut self, root: Cid) {
+        self.manifests.remove(&root);
+        let (store, mut events) = (self.store.clone(), self.events.clone());
+        rt::spawn(async move {
+            let event = match store.remove_manifest(&root).await {
+                Ok(()) => NodeEvent::Stored(StoredChange::Removed(root)),
+                Err(error) => NodeEvent::Error { error: manifest_error(root, error) },
+            };
+            let _ = events.try_send(event);
+        });
+    }
+
+    /// Reads the whole file at `root` back from the store, verifying every block, and reports
+    /// it ([`StoredChange::Read`]).
+    pub(super) fn read_file(&self, root: Cid) {
+        let (store, mut events) = (self.store.clone(), self.events.clone());
+        rt::spawn(async move {
+            let event = match read_file(&store, root).await {
+                Ok(data) => NodeEvent::Stored(StoredChange::Read { root, data }),
+                Err(error) => {
+                    NodeEvent::Error { error: NodeError::ReadFile { root, error: Arc::new(error) } }
+                }
+            };
+            let _ = events.try_send(event);
+        });
+    }
+
+    fn keep(&mut self, manifest: Manifest) {
+        self.manifests.insert(manifest.root, manifest.clone());
+        let (store, mut events) = (self.store.clone(), self.events.clone());
+        rt::spawn(async move {
+            let event = match store.put_manifest(&manifest).await {
+                Ok(()) => NodeEvent::Stored(StoredChange::Kept(manifest)),
+                Err(error) => NodeEvent::Error { error: manifest_error(manifest.root, error) },
+            };
+            let _ = events.try_send(event);
+        });
+    }
+}
+
+async fn read_file(store: &NodeBlockStore, root: Cid) -> Result<Bytes, ReadFileError> {
+    let mut exporter = UnixfsExporter::new(root, ExportLimits::default());
+    let mut file = Vec::new();
+    while let Some(&cid) = exporter.want() {
+        let block = store.get(&cid).await?.ok_or(ExportError::Missing(cid))?;
+        file.extend_from_slice(&exporter.provide(block)?);
+    }
+    Ok(file.into())
+}
+
+fn manifest_error(root: Cid, error: StoreError) -> NodeError {
+    NodeError::Manifest { root, error: Arc::new(error) }
+}
+
+fn now_ms() -> u64 {
+    web_time::SystemTime::now()
+        .duration_since(web_time::UNIX_EPOCH)
+        .map_or(0, |since| since.as_millis() as u64)
+}
