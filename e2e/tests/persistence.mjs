@@ -1,6 +1,6 @@
 // What a page fetches is kept in IndexedDB: a reload keeps the peer id and resumes a fetch from
 // what had been stored, and two tabs of one browser are two peers with a store each.
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -66,5 +66,34 @@ export default {
     } finally {
       await second.close();
     }
+  },
+
+  'a shared file is listed as stored after a reload and downloads byte-identical': async ({ page, relay }) => {
+    await page.goto(`${relay.url}?room=stored-${Date.now()}&transport=ws`);
+    const file = join(tmpdir(), `syncscope-e2e-stored-${Date.now()}.bin`);
+    const bytes = Buffer.alloc(900_000).map((_, i) => (i * 7 + (i >> 11)) & 0xff);
+    writeFileSync(file, bytes);
+    await page.getByTestId('file-input').setInputFiles(file);
+    const row = page.getByTestId('stored-row').first();
+    await row.waitFor({ timeout: 20_000 });
+    const root = await row.getAttribute('data-root');
+    await page.reload();
+
+    const listed = page.locator(`[data-testid="stored-row"][data-root="${root}"]`);
+    await listed.waitFor({ timeout: 20_000 });
+    expect(await listed.getAttribute('data-complete'), 'complete after the reload').toBe('true');
+    expect(await listed.textContent(), 'row').toMatch(/syncscope-e2e-stored-.*\.bin.*0\.86 MiB.*complete/);
+    expect(await page.getByTestId('storage-usage').textContent(), 'usage').toMatch(/MiB used of .* MiB/);
+    const [download] = await Promise.all([
+      page.waitForEvent('download', { timeout: 20_000 }),
+      listed.getByTestId('stored-download').click(),
+    ]);
+    const saved = readFileSync(await download.path());
+    expect(saved.equals(bytes), `downloaded ${saved.length} bytes equal the ${bytes.length} shared`).toBe(true);
+    expect(download.suggestedFilename(), 'file name').toMatch(/^syncscope-e2e-stored-.*\.bin$/);
+    await screenshot(page, 'stored-here-after-reload');
+
+    await listed.getByTestId('stored-remove').click();
+    await listed.waitFor({ state: 'detached', timeout: 10_000 });
   },
 };

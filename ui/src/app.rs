@@ -2,12 +2,15 @@
 
 use leptos::prelude::*;
 use syncscope_node::node::RoomMember;
+use syncscope_node::store::Manifest;
+use wasm_bindgen::JsValue;
 
 use crate::chart::Chart;
 use crate::config;
 use crate::connection::{self, Connection, Observers, Status};
 use crate::probe::{LinkProbe, ProbeLine};
 use crate::rates::RateCharts;
+use crate::stored::{Stored, Usage};
 use crate::transfers::{Outcome, Transfers};
 
 #[component]
@@ -16,6 +19,7 @@ pub fn App() -> impl IntoView {
         transfers: Transfers::new(config::url_param("fetch")),
         charts: RateCharts::new(),
         probe: LinkProbe::from_url(),
+        stored: Stored::new(),
     };
     let conn = connection::start(observers);
     view! {
@@ -27,6 +31,7 @@ pub fn App() -> impl IntoView {
             <ConnectionPanel conn=conn probe=observers.probe />
             <RoomPanel conn=conn />
             <TransferPanel transfers=observers.transfers room=conn.room />
+            <StoredPanel stored=observers.stored transfers=observers.transfers room=conn.room />
             <ProtocolPanel charts=observers.charts />
         </main>
     }
@@ -136,6 +141,86 @@ fn MemberRow(member: RoomMember) -> impl IntoView {
             <code>{member.peer.to_string()}</code>
         </li>
     }
+}
+
+#[component]
+fn StoredPanel(
+    stored: Stored,
+    transfers: Transfers,
+    room: RwSignal<Option<String>>,
+) -> impl IntoView {
+    view! {
+        <section class="panel" aria-label="stored here">
+            <h2>"Stored here"</h2>
+            <p class="muted" data-testid="storage-usage">{move || stored.usage.get().map(usage_line)}</p>
+            {move || stored.error.get().map(|e| view! { <p class="status error">{e}</p> })}
+            <Show
+                when=move || !stored.manifests.get().is_empty()
+                fallback=|| view! { <p class="muted">"nothing yet: fetch or share a file"</p> }
+            >
+                <table class="stored" data-testid="stored">
+                    <thead><tr><th>"name"</th><th>"size"</th><th>"state"</th><th>"since"</th><th></th></tr></thead>
+                    <tbody>
+                        <For each=move || stored.manifests.get() key=|m| (m.root, m.complete, m.size) let:manifest>
+                            <StoredRow manifest=manifest stored=stored transfers=transfers room=room />
+                        </For>
+                    </tbody>
+                </table>
+            </Show>
+        </section>
+    }
+}
+
+#[component]
+fn StoredRow(
+    manifest: Manifest,
+    stored: Stored,
+    transfers: Transfers,
+    room: RwSignal<Option<String>>,
+) -> impl IntoView {
+    let root = manifest.root;
+    let cid = root.to_string();
+    let name = if manifest.name.is_empty() { cid.clone() } else { manifest.name.clone() };
+    let link = {
+        let cid = cid.clone();
+        move || room.get().map(|r| config::share_link(&r, Some(&cid))).unwrap_or_default()
+    };
+    let since = js_sys::Date::new(&(manifest.since_ms as f64).into())
+        .to_locale_string("en-GB", &JsValue::UNDEFINED);
+    let complete = manifest.complete;
+    let resume_cid = StoredValue::new(cid.clone());
+    view! {
+        <tr data-testid="stored-row" data-root=cid.clone() data-complete=complete.to_string()>
+            <td title=cid.clone()>{name}</td>
+            <td>{if complete { mib(manifest.size) } else { "—".into() }}</td>
+            <td>{if complete { "complete" } else { "partial" }}</td>
+            <td>{String::from(since)}</td>
+            <td class="actions">
+                <Show when=move || complete>
+                    <button data-testid="stored-download" on:click=move |_| stored.download(root)>"download"</button>
+                </Show>
+                <Show when=move || !complete>
+                    <button data-testid="stored-resume" on:click=move |_| transfers.fetch(&resume_cid.get_value())>"resume"</button>
+                </Show>
+                <a href=link>"share link"</a>
+                <button data-testid="stored-remove" on:click=move |_| stored.remove(root)>"remove"</button>
+            </td>
+        </tr>
+    }
+}
+
+/// "12.00 MiB used of 1024.00 MiB; persistent: yes".
+fn usage_line(usage: Usage) -> String {
+    let persistent = match usage.persistent {
+        Some(true) => "persistent: yes",
+        Some(false) => "persistent: no (the browser may clear it when space runs short)",
+        None => "persistent: unknown",
+    };
+    format!(
+        "{} used of {} the browser allows this site; {persistent}",
+        mib(usage.used),
+        mib(usage.quota)
+    )
 }
 
 /// `n` and `noun`, plural unless `n` is 1.

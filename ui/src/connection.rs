@@ -15,6 +15,7 @@ use crate::probe::LinkProbe;
 use crate::rates::{RateCharts, RateSampler};
 use crate::series::Series;
 use crate::storage;
+use crate::stored::Stored;
 use crate::timing;
 use crate::transfers::Transfers;
 
@@ -79,6 +80,7 @@ pub struct Observers {
     pub transfers: Transfers,
     pub charts: RateCharts,
     pub probe: LinkProbe,
+    pub stored: Stored,
 }
 
 /// Starts the node and keeps the returned signals, and `observers`, up to date.
@@ -109,6 +111,7 @@ async fn run(conn: Connection, observers: Observers) -> Result<(), String> {
     }
     // The tab owns its stored node until the page goes away.
     let _lock = storage.lock;
+    let persistent = _lock.is_some();
     let mut node = node::start(node_config).await.map_err(|e| e.to_string())?;
     timing::mark("node-started");
     conn.own_peer_id.set(Some(node.peer_id.to_string()));
@@ -116,12 +119,14 @@ async fn run(conn: Connection, observers: Observers) -> Result<(), String> {
     node.join_room(&room).map_err(|e| e.to_string())?;
     conn.room.set(Some(room));
     observers.transfers.node_started(node.control.clone());
+    observers.stored.node_started(node.control.clone(), node.content.clone(), persistent);
     let mut sampler = RateSampler::default();
     while let Some(event) = node.events.next().await {
         match event {
             NodeEvent::Stats(stats) => observers.charts.push(sampler.push(*stats)),
             NodeEvent::Fetch(update) => observers.transfers.on_fetch(update),
             NodeEvent::ContentAdded(added) => observers.transfers.on_added(added),
+            NodeEvent::Stored(change) => observers.stored.on_change(change),
             NodeEvent::Connected { peer, transport: TransportKind::Circuit, .. } => {
                 observers.transfers.peer_available();
                 observers.probe.peer_connected(peer);

@@ -30,16 +30,22 @@ pub fn to_csv(series: &[Series]) -> String {
 
 /// Offers `series` as `<name>.csv` for download.
 pub fn download_csv(name: &str, series: &[Series]) {
-    if let Err(e) = try_download(&format!("{name}.csv"), &to_csv(series)) {
+    let parts = js_sys::Array::of1(&to_csv(series).into());
+    if let Err(e) = download(&format!("{name}.csv"), &parts, "text/csv") {
         tracing::error!("cannot export {name}.csv: {e:?}");
     }
 }
 
-fn try_download(file: &str, text: &str) -> Result<(), wasm_bindgen::JsValue> {
-    let parts = js_sys::Array::of1(&text.into());
+/// Offers `data` as the file `name` for download.
+pub fn download_bytes(name: &str, data: &[u8]) -> Result<(), wasm_bindgen::JsValue> {
+    let parts = js_sys::Array::of1(&js_sys::Uint8Array::from(data));
+    download(name, &parts, "application/octet-stream")
+}
+
+fn download(file: &str, parts: &js_sys::Array, mime: &str) -> Result<(), wasm_bindgen::JsValue> {
     let options = web_sys::BlobPropertyBag::new();
-    options.set_type("text/csv");
-    let blob = web_sys::Blob::new_with_str_sequence_and_options(&parts, &options)?;
+    options.set_type(mime);
+    let blob = web_sys::Blob::new_with_buffer_source_sequence_and_options(parts, &options)?;
     let url = web_sys::Url::create_object_url_with_blob(&blob)?;
     let document = web_sys::window().and_then(|w| w.document()).ok_or("no document")?;
     let a: web_sys::HtmlAnchorElement = document.create_element("a")?.dyn_into()?;

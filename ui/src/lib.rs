@@ -12,6 +12,7 @@ mod rates;
 mod series;
 mod storage;
 mod store_probe;
+mod stored;
 pub mod timing;
 mod transfers;
 
