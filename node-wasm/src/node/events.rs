@@ -16,7 +16,7 @@ use libp2p::{
 
 use super::fetches::FetchUpdate;
 use super::membership::RoomUpdate;
-use super::stored_content::ReadFileError;
+use crate::content::ExportError;
 use crate::net::{bitswap, pullsync};
 use crate::store::{Manifest, StoreError};
 use syncscope_proto::bitswap::VerifyError;
@@ -158,6 +158,16 @@ pub enum StoredChange {
         root: Cid,
         data: Bytes,
     },
+}
+
+/// Why a stored file could not be read back.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReadFileError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Export(#[from] ExportError),
 }
 
 /// Why other peers cannot reach this node through the relay.

@@ -25,11 +25,10 @@ pub use behaviour::{
 };
 pub use config::{NodeConfig, RelayAddress};
 pub use events::{
-    ContentAdded, Misbehaviour, NodeError, NodeEvent, NodeStats, ReservationError, StoredChange,
-    TransportKind,
+    ContentAdded, Misbehaviour, NodeError, NodeEvent, NodeStats, ReadFileError, ReservationError,
+    StoredChange, TransportKind,
 };
 pub use fetches::{BlockSources, FetchUpdate};
 pub use handle::{start, CommandError, NodeControl, NodeHandle, StartError, StoredBlocks};
 pub use membership::{RoomMember, RoomUpdate};
-pub use stored_content::ReadFileError;
 pub use transport::{build_swarm, BuildError};

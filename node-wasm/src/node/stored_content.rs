@@ -11,20 +11,10 @@ use bytes::Bytes;
 use cid::Cid;
 use futures::channel::mpsc;
 
-use super::events::{NodeError, NodeEvent, StoredChange};
+use super::events::{NodeError, NodeEvent, ReadFileError, StoredChange};
 use crate::content::{ExportError, ExportLimits, UnixfsExporter};
 use crate::rt;
 use crate::store::{BlockStore, Manifest, NodeBlockStore, StoreError};
-
-/// Why a stored file could not be read back.
-#[derive(Debug, Clone, thiserror::Error)]
-#[non_exhaustive]
-pub enum ReadFileError {
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    #[error(transparent)]
-    Export(#[from] ExportError),
-}
 
 pub(super) struct StoredContent {
     store: Arc<NodeBlockStore>,
