@@ -188,6 +188,13 @@ impl BlockStore for SlowStore {
         self.blocks.has(cid)
     }
 
+    fn delete_many(
+        &self,
+        keys: Vec<BlockKey>,
+    ) -> impl Future<Output = Result<(), StoreError>> + CondSend {
+        self.blocks.delete_many(keys)
+    }
+
     fn inventory(
         &self,
     ) -> impl Future<Output = Result<Vec<(BlockKey, usize)>, StoreError>> + CondSend {

@@ -38,6 +38,12 @@ pub trait BlockStore: CondSync + 'static {
 
     fn has(&self, cid: &Cid) -> impl Future<Output = Result<bool, StoreError>> + CondSend;
 
+    /// Drops the blocks with these multihashes, in one write; those not held are skipped.
+    fn delete_many(
+        &self,
+        keys: Vec<BlockKey>,
+    ) -> impl Future<Output = Result<(), StoreError>> + CondSend;
+
     /// Every block held, as its key and size: what a node indexes when it starts.
     fn inventory(
         &self,
@@ -68,6 +74,13 @@ impl<S: BlockStore> BlockStore for std::sync::Arc<S> {
 
     fn has(&self, cid: &Cid) -> impl Future<Output = Result<bool, StoreError>> + CondSend {
         S::has(self, cid)
+    }
+
+    fn delete_many(
+        &self,
+        keys: Vec<BlockKey>,
+    ) -> impl Future<Output = Result<(), StoreError>> + CondSend {
+        S::delete_many(self, keys)
     }
 
     fn inventory(
@@ -114,6 +127,17 @@ impl BlockStore for MemoryBlockStore {
     ) -> impl Future<Output = Result<(), StoreError>> + CondSend {
         let mut map = self.blocks.write().unwrap_or_else(PoisonError::into_inner);
         map.extend(blocks.into_iter().map(|(cid, data)| (*cid.hash(), data)));
+        ready(Ok(()))
+    }
+
+    fn delete_many(
+        &self,
+        keys: Vec<BlockKey>,
+    ) -> impl Future<Output = Result<(), StoreError>> + CondSend {
+        let mut map = self.blocks.write().unwrap_or_else(PoisonError::into_inner);
+        for key in &keys {
+            map.remove(key);
+        }
         ready(Ok(()))
     }
 

@@ -81,6 +81,23 @@ impl BlockStore for DiskBlockStore {
         .await
     }
 
+    async fn delete_many(&self, keys: Vec<BlockKey>) -> Result<(), StoreError> {
+        on_blocking_pool("delete blocks", self.db(), move |db| {
+            let tx = db.begin_write()?;
+            {
+                let mut blocks = tx.open_table(BLOCKS)?;
+                let mut sizes = tx.open_table(SIZES)?;
+                for key in &keys {
+                    let key = key.to_bytes();
+                    blocks.remove(&key[..])?;
+                    sizes.remove(&key[..])?;
+                }
+            }
+            Ok(tx.commit()?)
+        })
+        .await
+    }
+
     async fn inventory(&self) -> Result<Vec<(BlockKey, usize)>, StoreError> {
         let sizes = self
             .read("list the blocks", |db| {

@@ -103,6 +103,15 @@ impl IndexedDbStore {
         Ok(count > 0)
     }
 
+    async fn delete_blocks(&self, hashes: &[BlockKey]) -> Result<(), StoreError> {
+        let tx = self.transaction(&[BLOCKS], TransactionMode::ReadWrite)?;
+        let store = tx.object_store(BLOCKS).map_err(failed(Begin))?;
+        for hash in hashes {
+            store.delete(hash_range(hash)?).map_err(failed(Write))?;
+        }
+        committed(tx).await
+    }
+
     /// Every block's multihash and size, from the keys alone.
     async fn sizes(&self) -> Result<Vec<(BlockKey, usize)>, StoreError> {
         let tx = self.transaction(&[BLOCKS], TransactionMode::ReadOnly)?;
@@ -206,6 +215,10 @@ impl BlockStore for IndexedDbBlockStore {
 
     async fn has(&self, cid: &Cid) -> Result<bool, StoreError> {
         self.db().contains(cid.hash()).await
+    }
+
+    async fn delete_many(&self, keys: Vec<BlockKey>) -> Result<(), StoreError> {
+        self.db().delete_blocks(&keys).await
     }
 
     async fn inventory(&self) -> Result<Vec<(BlockKey, usize)>, StoreError> {

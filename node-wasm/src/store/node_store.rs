@@ -52,6 +52,13 @@ impl BlockStore for NodeBlockStore {
         }
     }
 
+    async fn delete_many(&self, keys: Vec<BlockKey>) -> Result<(), StoreError> {
+        match self {
+            Self::Memory(store) => store.delete_many(keys).await,
+            Self::Persistent(store) => store.delete_many(keys).await,
+        }
+    }
+
     async fn inventory(&self) -> Result<Vec<(BlockKey, usize)>, StoreError> {
         match self {
             Self::Memory(store) => store.inventory().await,

@@ -41,6 +41,12 @@ pub async fn conformance(store: impl BlockStore) {
     expected.extend([(*cid.hash(), data.len()), (*big_cid.hash(), big.len())]);
     expected.sort();
     assert_eq!(inventory, expected, "each block once, by multihash, with its size");
+
+    store.delete_many(vec![*big_cid.hash(), *raw_cid(b"never stored").hash()]).await.unwrap();
+    assert!(!store.has(&big_cid).await.unwrap(), "deleted");
+    assert_eq!(store.get(&big_cid).await.unwrap(), None);
+    assert_eq!(store.inventory().await.unwrap().len(), expected.len() - 1);
+    assert!(store.has(&cid).await.unwrap(), "the others stay");
 }
 
 /// Puts made at once, as deliveries are, all land; a backend may group them.
