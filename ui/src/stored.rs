@@ -59,7 +59,7 @@ impl Stored {
                 all.push(manifest);
                 newest_first(all);
             }),
-            StoredChange::Removed(root) => {
+            StoredChange::Removed { root, .. } => {
                 self.manifests.update(|all| all.retain(|m| m.root != root))
             }
             StoredChange::Read { root, data } => {

@@ -27,7 +27,7 @@ use super::stored_content::StoredContent;
 use crate::content::{ImportedFile, SplitFile};
 use crate::net::{bitswap, pullsync};
 use crate::rt;
-use crate::store::Manifest;
+use crate::store::{BlockKey, Manifest};
 
 const STATS_EVERY: Duration = Duration::from_secs(1);
 /// Room members this node dials at most; more stay reachable through the relay on demand.
@@ -62,6 +62,8 @@ pub(super) struct Driver {
     probes: usize,
     started: Instant,
     stored: StoredContent,
+    /// Blocks the store is deleting ([`StoredContent::remove`]), to stop serving.
+    forgotten: mpsc::UnboundedReceiver<Vec<BlockKey>>,
     events: mpsc::Sender<NodeEvent>,
 }
 
@@ -74,6 +76,7 @@ impl Driver {
     ) -> Result<Self, DialError> {
         swarm.dial(relay_dial_opts(&config.relay))?;
         let me = *swarm.local_peer_id();
+        let (forget, forgotten) = mpsc::unbounded();
         Ok(Self {
             swarm,
             membership: Membership::new(me, config.relay.peer_id),
@@ -85,7 +88,8 @@ impl Driver {
             pullsync_yields: config.protocols.pullsync_yields,
             probes: 0,
             started: Instant::now(),
-            stored: StoredContent::new(config.blocks.clone(), events.clone(), manifests),
+            stored: StoredContent::new(config.blocks.clone(), events.clone(), manifests, forget),
+            forgotten,
             events,
         })
     }
@@ -100,6 +104,9 @@ impl Driver {
                 command = commands.next() => if let Some(command) = command {
                     self.on_command(command);
                 },
+                keys = self.forgotten.select_next_some() => {
+                    self.swarm.behaviour_mut().bitswap.forget_stored(keys);
+                }
                 () = tick => {
                     self.emit_stats();
                     tick = Box::pin(rt::sleep(STATS_EVERY).fuse());

@@ -151,13 +151,12 @@ pub enum NodeEvent {
 pub enum StoredChange {
     /// A manifest was written, new or replacing its root's.
     Kept(Manifest),
-    Removed(Cid),
+    /// `root` was forgotten, and `freed_blocks` of its blocks (those no other root needs)
+    /// deleted.
+    Removed { root: Cid, freed_blocks: usize },
     /// The whole file at `root`, read back from the store and verified
     /// ([`super::NodeControl::read_file`]).
-    Read {
-        root: Cid,
-        data: Bytes,
-    },
+    Read { root: Cid, data: Bytes },
 }
 
 /// Why a stored file could not be read back.

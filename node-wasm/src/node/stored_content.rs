@@ -4,7 +4,7 @@
 //! complete once every block arrived, which for a fetch means stored. Each change is reported
 //! ([`NodeEvent::Stored`]) once it is written.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -12,9 +12,9 @@ use cid::Cid;
 use futures::channel::mpsc;
 
 use super::events::{NodeError, NodeEvent, ReadFileError, StoredChange};
-use crate::content::{ExportError, ExportLimits, UnixfsExporter};
+use crate::content::{block_links, ExportError, ExportLimits, UnixfsExporter};
 use crate::rt;
-use crate::store::{BlockStore, Manifest, NodeBlockStore, StoreError};
+use crate::store::{BlockKey, BlockStore, Manifest, NodeBlockStore, StoreError};
 
 pub(super) struct StoredContent {
     store: Arc<NodeBlockStore>,
@@ -22,6 +22,8 @@ pub(super) struct StoredContent {
     manifests: BTreeMap<Cid, Manifest>,
     /// Added files by their last block, whose commit their manifest waits for.
     adding: HashMap<Cid, Manifest>,
+    /// Blocks about to be deleted, for the driver to stop serving.
+    forgotten: mpsc::UnboundedSender<Vec<BlockKey>>,
 }
 
 impl StoredContent {
@@ -29,9 +31,10 @@ impl StoredContent {
         store: Arc<NodeBlockStore>,
         events: mpsc::Sender<NodeEvent>,
         manifests: Vec<Manifest>,
+        forgotten: mpsc::UnboundedSender<Vec<BlockKey>>,
     ) -> Self {
         let manifests = manifests.into_iter().map(|m| (m.root, m)).collect();
-        Self { store, events, manifests, adding: HashMap::new() }
+        Self { store, events, manifests, adding: HashMap::new(), forgotten }
     }
 
     /// A file is being added; `last_block` is the last of its blocks put into the store.
@@ -61,13 +64,31 @@ impl StoredContent {
         self.keep(Manifest { root, name, size, since_ms, complete: true });
     }
 
-    /// Forgets `root`. Its blocks stay: other roots may share them.
+    /// Forgets `root` and frees its blocks, except those another root the node holds needs.
+    /// The manifest goes first: a node stopped half way is left with blocks no manifest names,
+    /// never with a manifest whose blocks are gone.
     pub(super) fn remove(&mut self, root: Cid) {
         self.manifests.remove(&root);
+        let others: Vec<Cid> = self.manifests.keys().copied().collect();
         let (store, mut events) = (self.store.clone(), self.events.clone());
+        let forgotten = self.forgotten.clone();
         rt::spawn(async move {
-            let event = match store.remove_manifest(&root).await {
-                Ok(()) => NodeEvent::Stored(StoredChange::Removed(root)),
+            let freed = async {
+                store.remove_manifest(&root).await?;
+                let mut freed = dag_keys(&store, root).await?;
+                for other in others {
+                    for key in dag_keys(&store, other).await? {
+                        freed.remove(&key);
+                    }
+                }
+                let freed: Vec<BlockKey> = freed.into_iter().collect();
+                // No longer served before it is gone.
+                let _ = forgotten.unbounded_send(freed.clone());
+                store.delete_many(freed.clone()).await?;
+                Ok(freed.len())
+            };
+            let event = match freed.await {
+                Ok(freed_blocks) => NodeEvent::Stored(StoredChange::Removed { root, freed_blocks }),
                 Err(error) => NodeEvent::Error { error: manifest_error(root, error) },
             };
             let _ = events.try_send(event);
@@ -100,6 +121,24 @@ impl StoredContent {
             let _ = events.try_send(event);
         });
     }
+}
+
+/// Every block of the DAG under `root` that the store holds (a partial one has gaps).
+async fn dag_keys(store: &NodeBlockStore, root: Cid) -> Result<HashSet<BlockKey>, StoreError> {
+    let mut keys = HashSet::new();
+    let mut next = vec![root];
+    while let Some(cid) = next.pop() {
+        if !keys.insert(*cid.hash()) {
+            continue;
+        }
+        match store.get(&cid).await? {
+            Some(data) => next.extend(block_links(&cid, &data).unwrap_or_default()),
+            None => {
+                keys.remove(cid.hash());
+            }
+        }
+    }
+    Ok(keys)
 }
 
 async fn read_file(store: &NodeBlockStore, root: Cid) -> Result<Bytes, ReadFileError> {

@@ -30,7 +30,7 @@
 //!
 //! # Block access
 //! The server never touches a store. It keeps an index of the CIDs the node holds and their
-//! sizes ([`Node::add_block`] / [`Node::remove_block`]), which answers HAVE/DONT_HAVE at once,
+//! sizes ([`Node::add_block`] / [`Node::remove_stored`]), which answers HAVE/DONT_HAVE at once,
 //! and asks for block data only when a response is packed ([`Event::Load`], answered by
 //! [`Node::block_loaded`] whenever the store is done). That works the same over a synchronous
 //! map, a tokio store and IndexedDB in a single-threaded browser, and bounds the data held per

@@ -76,8 +76,9 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Node<P> {
         self.server.add_block(cid, size);
     }
 
-    pub fn remove_block(&mut self, cid: &Cid) {
-        self.server.remove_block(cid);
+    /// The store dropped the block with this multihash ([`Server::remove_stored`]).
+    pub fn remove_stored(&mut self, hash: &multihash::Multihash<64>) {
+        self.server.remove_stored(hash);
     }
 
     /// A block that was in the store when the node started ([`Server::index_stored`]).

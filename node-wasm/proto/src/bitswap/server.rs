@@ -2,7 +2,7 @@
 //!
 //! Block access is split so the engine works the same in a single-threaded browser and in tokio:
 //! the engine keeps an index of the blocks the node holds and their sizes ([`Server::add_block`],
-//! [`Server::remove_block`]), which answers HAVE/DONT_HAVE at once; block *data* is asked for only
+//! [`Server::remove_stored`]), which answers HAVE/DONT_HAVE at once; block *data* is asked for only
 //! when a response is being packed, through [`ServerEvent::Load`], and handed back with
 //! [`Server::block_loaded`], however long the store takes. At most
 //! `max_outstanding_bytes_per_peer` is packed or in flight per peer, so memory stays bounded; the
@@ -130,8 +130,9 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Server<P> {
         self.schedule();
     }
 
-    pub fn remove_block(&mut self, cid: &Cid) {
-        self.index.remove(cid.hash());
+    /// The store dropped the block with this multihash, under whatever codec.
+    pub fn remove_stored(&mut self, hash: &Multihash<64>) {
+        self.index.remove(hash);
     }
 
     /// A block the store already held when the node started (`size` bytes under `hash`): indexed

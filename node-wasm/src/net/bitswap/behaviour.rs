@@ -114,6 +114,15 @@ impl<S: BlockStore> Behaviour<S> {
         });
     }
 
+    /// Blocks the store no longer holds (`BlockStore::delete_many`): no longer served.
+    pub fn forget_stored(&mut self, keys: impl IntoIterator<Item = BlockKey>) {
+        self.command(|_, ctx| {
+            for key in keys {
+                ctx.core.remove_stored(&key);
+            }
+        });
+    }
+
     /// Whether the node holds `cid`, as far as its index knows.
     pub fn has_block(&self, cid: &Cid) -> bool {
         self.core().server().has_block(cid)
