@@ -96,4 +96,24 @@ export default {
     await listed.getByTestId('stored-remove').click();
     await listed.waitFor({ state: 'detached', timeout: 10_000 });
   },
+
+  'a full quota ends the fetch in words, keeps it partial, and the page stays connected': async ({ page, startRelay }) => {
+    const relay = await startRelay({ args: ['--seed-peers', '1', '--seed-content', '16MiB'], readyMs: 180_000 });
+    try {
+      const cdp = await page.context().newCDPSession(page);
+      await cdp.send('Storage.overrideQuotaForOrigin', { origin: new URL(relay.url).origin, quotaSize: 6 << 20 });
+      await page.goto(relay.shareLink.replace(/^http:\/\/[^/]+\//, relay.url));
+      const error = page.getByTestId('transfer-error');
+      await error.waitFor({ timeout: DONE_TIMEOUT });
+      expect(await error.textContent(), 'reason').toMatch(/storage quota is used up \(QuotaExceededError\)/);
+      const cid = new URL(relay.shareLink).searchParams.get('fetch');
+      const row = page.locator(`[data-testid="stored-row"][data-root="${cid}"]`);
+      await row.waitFor({ timeout: 10_000 });
+      expect(await row.getAttribute('data-complete'), 'listed as partial').toBe('false');
+      expect(await page.getByTestId('status').textContent(), 'status').toMatch(/connected to the relay/);
+      await screenshot(page, 'quota-exceeded');
+    } finally {
+      await relay.stop();
+    }
+  },
 };

@@ -286,7 +286,12 @@ impl Driver {
                 self.emit(NodeEvent::Misbehaved { peer, error: Misbehaviour::Bitswap(error) });
             }
             bitswap::Event::BlockAdded { cid } => self.stored.block_added(&cid),
-            bitswap::Event::StoreFailed { cid, error } => {
+            bitswap::Event::StoreFailed { cid, error, fetches } => {
+                let bitswap = &mut self.swarm.behaviour_mut().bitswap;
+                for update in self.fetches.store_failed(bitswap, &fetches, cid, &error) {
+                    self.yield_pullsync();
+                    self.emit(NodeEvent::Fetch(update));
+                }
                 let error = NodeError::StoreBlock { cid, error: Arc::new(error) };
                 self.emit(NodeEvent::Error { error });
             }

@@ -12,6 +12,7 @@ use web_time::Instant;
 
 use super::behaviour::NodeBitswap;
 use crate::content::{block_links, check_stored_file, ExportError, ExportLimits, RAW};
+use crate::store::StoreError;
 use syncscope_proto::bitswap::SessionId;
 
 /// Largest file a fetch will assemble; larger roots are refused before anything is fetched.
@@ -227,6 +228,23 @@ impl Fetches {
             },
             Err(e) => FetchUpdate::Failed { root: fetch.root, error: e.to_string() },
         }
+    }
+
+    /// `cid` could not be stored for `sessions`: those fetches fail, saying why, and their roots
+    /// stay partial.
+    pub fn store_failed(
+        &mut self,
+        bitswap: &mut NodeBitswap,
+        sessions: &[SessionId],
+        cid: Cid,
+        error: &StoreError,
+    ) -> Vec<FetchUpdate> {
+        let failing: Vec<SessionId> =
+            sessions.iter().copied().filter(|s| self.by_session.contains_key(s)).collect();
+        failing
+            .into_iter()
+            .map(|s| self.fail(bitswap, s, format!("cannot store block {cid}: {error}")))
+            .collect()
     }
 
     fn fail(

@@ -28,8 +28,8 @@ pub enum Event {
     PeerConnected { peer: PeerId, version: ProtocolVersion },
     /// The peer is gone, or its connections can no longer carry Bitswap.
     PeerDisconnected { peer: PeerId },
-    /// A verified block `fetch` asked for, now in the store (unless [`Event::StoreFailed`] said
-    /// otherwise for it); `from_store`: it was there before the fetch asked, so no peer sent it.
+    /// A verified block `fetch` asked for, now in the store; `from_store`: it was there before
+    /// the fetch asked, so no peer sent it.
     Block { fetch: SessionId, cid: Cid, data: Bytes, from_store: bool },
     /// Every block `fetch` asked for so far has arrived. The fetch stays open for more
     /// ([`Behaviour::fetch_more`]) until [`Behaviour::close`].
@@ -39,5 +39,7 @@ pub enum Event {
     /// The peer broke the protocol: its stream was reset and it is being disconnected.
     Misbehaved { peer: PeerId, error: Misbehaviour },
     /// The store failed to read or keep `cid`.
-    StoreFailed { cid: Cid, error: StoreError },
+    /// `fetches` waited for `cid` and will not get it (a failed put, e.g. over quota); none for
+    /// a failed read.
+    StoreFailed { cid: Cid, error: StoreError, fetches: Vec<SessionId> },
 }

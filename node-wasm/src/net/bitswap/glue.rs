@@ -136,15 +136,22 @@ impl<S: BlockStore> BitswapGlue<S> {
     ) -> Option<Bytes> {
         self.store_reads_in_flight -= 1;
         result.unwrap_or_else(|error| {
-            self.store_failed(ctx, cid, error);
+            self.store_failed(ctx, cid, error, Vec::new());
             None
         })
     }
 
-    fn store_failed(&mut self, ctx: &mut Ctx<Self>, cid: Cid, error: StoreError) {
+    /// `fetches` waited for `cid` to be stored: it was not, so it is not reported to them.
+    fn store_failed(
+        &mut self,
+        ctx: &mut Ctx<Self>,
+        cid: Cid,
+        error: StoreError,
+        fetches: Vec<SessionId>,
+    ) {
         tracing::warn!(%cid, %error, "bitswap store failed");
         self.store_failures += 1;
-        ctx.emit(Event::StoreFailed { cid, error });
+        ctx.emit(Event::StoreFailed { cid, error, fetches });
     }
 
     /// A block reached `fetch`: reported once, and the fetch is done when nothing is pending.
@@ -175,14 +182,12 @@ impl<S: BlockStore> BitswapGlue<S> {
         result: Result<(), StoreError>,
     ) {
         let storing = self.storing.remove(&cid).unwrap_or_default();
-        match result {
-            Ok(_) => {
-                ctx.core.add_block(cid, data.len());
-                if storing.added {
-                    ctx.emit(Event::BlockAdded { cid });
-                }
-            }
-            Err(error) => self.store_failed(ctx, cid, error),
+        if let Err(error) = result {
+            return self.store_failed(ctx, cid, error, storing.fetches);
+        }
+        ctx.core.add_block(cid, data.len());
+        if storing.added {
+            ctx.emit(Event::BlockAdded { cid });
         }
         for fetch in storing.fetches {
             self.deliver(ctx, fetch, cid, data.clone(), false);
