@@ -60,6 +60,10 @@ export default {
       expect(await done.textContent(), 'outcome').toMatch(new RegExp(`fetched and verified ${cid}`));
       expect(await second.getByTestId('storage').textContent(), 'second tab').toMatch(/IndexedDB syncscope-node-1 \(stored node 1/);
       expect(await page.getByTestId('storage').textContent(), 'first tab').toMatch(/IndexedDB syncscope-node-0 \(this tab owns/);
+      expect(link, 'the link names the file').toMatch(/[?&]name=syncscope-e2e-tabs-\d+\.bin/);
+      const row = second.locator(`[data-testid="stored-row"][data-root="${cid}"]`);
+      await row.waitFor({ timeout: 10_000 });
+      expect(await row.textContent(), 'listed under the name the link gave').toMatch(/syncscope-e2e-tabs-\d+\.bin.*complete/);
       const ids = [await page.getByTestId('own-peer-id').textContent(), await second.getByTestId('own-peer-id').textContent()];
       expect(ids[0] !== ids[1], `two peer ids (${ids.join(', ')})`).toBe(true);
       await screenshot(second, 'second-tab-fetched-from-first');

@@ -16,7 +16,7 @@ use crate::transfers::{Outcome, Transfers};
 #[component]
 pub fn App() -> impl IntoView {
     let observers = Observers {
-        transfers: Transfers::new(config::url_param("fetch")),
+        transfers: Transfers::new(config::url_param("fetch"), config::url_param("name")),
         charts: RateCharts::new(),
         probe: LinkProbe::from_url(),
         stored: Stored::new(),
@@ -183,12 +183,13 @@ fn StoredRow(
     let name = if manifest.name.is_empty() { cid.clone() } else { manifest.name.clone() };
     let link = {
         let cid = cid.clone();
-        move || room.get().map(|r| config::share_link(&r, Some(&cid))).unwrap_or_default()
+        let name = manifest.name.clone();
+        move || room.get().map(|r| config::share_link(&r, Some((&cid, &name)))).unwrap_or_default()
     };
     let since = js_sys::Date::new(&(manifest.since_ms as f64).into())
         .to_locale_string("en-GB", &JsValue::UNDEFINED);
     let complete = manifest.complete;
-    let resume_cid = StoredValue::new(cid.clone());
+    let resume = StoredValue::new((cid.clone(), manifest.name.clone()));
     view! {
         <tr data-testid="stored-row" data-root=cid.clone() data-complete=complete.to_string()>
             <td title=cid.clone()>{name}</td>
@@ -200,7 +201,7 @@ fn StoredRow(
                     <button data-testid="stored-download" on:click=move |_| stored.download(root)>"download"</button>
                 </Show>
                 <Show when=move || !complete>
-                    <button data-testid="stored-resume" on:click=move |_| transfers.fetch(&resume_cid.get_value())>"resume"</button>
+                    <button data-testid="stored-resume" on:click=move |_| resume.with_value(|(cid, name)| transfers.fetch(cid, name))>"resume"</button>
                 </Show>
                 <a href=link>"share link"</a>
                 <button data-testid="stored-remove" on:click=move |_| stored.remove(root)>"remove"</button>
@@ -244,7 +245,7 @@ fn TransferPanel(transfers: Transfers, room: RwSignal<Option<String>>) -> impl I
             <h2>"Fetch and share"</h2>
             <form class="fetch" on:submit=move |ev| {
                 ev.prevent_default();
-                transfers.fetch(&cid.get_untracked());
+                transfers.fetch(&cid.get_untracked(), "");
             }>
                 <input data-testid="cid-input" placeholder="a UnixFS CID, e.g. bafy…" prop:value=cid
                     on:input=move |ev| cid.set(event_target_value(&ev)) />
@@ -267,7 +268,7 @@ fn TransferPanel(transfers: Transfers, room: RwSignal<Option<String>>) -> impl I
             </label>
             <ul class="shared" data-testid="shared">
                 {move || transfers.shared.get().into_iter().map(|added| {
-                    let link = room.get().map(|r| config::share_link(&r, Some(&added.cid.to_string()))).unwrap_or_default();
+                    let link = room.get().map(|r| config::share_link(&r, Some((&added.cid.to_string(), &added.name)))).unwrap_or_default();
                     view! {
                         <li>
                             <code>{added.cid.to_string()}</code>

@@ -24,9 +24,10 @@ pub fn transports_from_url() -> Result<Vec<RelayTransport>, String> {
     }
 }
 
-/// A link that opens this page in `room` (fetching `cid` if given), keeping the page's other
-/// parameters except the link probe's, which measure this viewer's link, not the experiment.
-pub fn share_link(room: &str, cid: Option<&str>) -> String {
+/// A link that opens this page in `room` (fetching `content`, a CID and its file name, if given),
+/// keeping the page's other parameters except the link probe's, which measure this viewer's link,
+/// not the experiment.
+pub fn share_link(room: &str, content: Option<(&str, &str)>) -> String {
     let Some(location) = web_sys::window().map(|w| w.location()) else { return String::new() };
     let base = format!(
         "{}{}",
@@ -38,8 +39,12 @@ pub fn share_link(room: &str, cid: Option<&str>) -> String {
     params.set("room", room);
     params.delete("probe");
     params.delete("probe-size");
-    if let Some(cid) = cid {
+    params.delete("name");
+    if let Some((cid, name)) = content {
         params.set("fetch", cid);
+        if !name.is_empty() {
+            params.set("name", name);
+        }
     }
     format!("{base}?{}", String::from(params.to_string()))
 }

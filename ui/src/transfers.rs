@@ -47,6 +47,8 @@ pub struct Transfers {
     control: RwSignal<Option<NodeControl>, LocalStorage>,
     /// A CID the page should fetch as soon as it has a peer (from the share link).
     pub pending: RwSignal<Option<String>>,
+    /// The name the pending CID's link gave it.
+    pending_name: StoredValue<String>,
     /// Files chosen before the node was running, shared once it is.
     waiting_shares: StoredValue<Vec<(String, Vec<u8>)>>,
     /// Redrawn at most once per frame: a fetch reports progress after every block.
@@ -57,10 +59,12 @@ pub struct Transfers {
 }
 
 impl Transfers {
-    pub fn new(pending: Option<String>) -> Self {
+    /// `pending`: a CID to fetch once a peer is there, listed under `name`.
+    pub fn new(pending: Option<String>, name: Option<String>) -> Self {
         Self {
             control: RwSignal::new_local(None),
             pending: RwSignal::new(pending),
+            pending_name: StoredValue::new(name.unwrap_or_default()),
             waiting_shares: StoredValue::new(Vec::new()),
             progress: PerFrame::new(None),
             outcome: RwSignal::new(None),
@@ -69,8 +73,8 @@ impl Transfers {
         }
     }
 
-    /// Starts fetching `root` (a CID as text).
-    pub fn fetch(&self, root: &str) {
+    /// Starts fetching `root` (a CID as text), listed under `name` if it is not empty.
+    pub fn fetch(&self, root: &str, name: &str) {
         let Some(control) = self.control.get_untracked() else {
             self.error.set(Some("the node is not running yet".into()));
             return;
@@ -79,7 +83,7 @@ impl Transfers {
             .trim()
             .parse()
             .map_err(|e| format!("{root:?} is not a CID: {e}"))
-            .and_then(|cid| control.fetch(cid).map_err(|e| e.to_string()));
+            .and_then(|cid| control.fetch_named(cid, name).map_err(|e| e.to_string()));
         match result {
             Ok(()) => {
                 self.error.set(None);
@@ -115,7 +119,7 @@ impl Transfers {
     pub fn peer_available(&self) {
         if let Some(root) = self.pending.get_untracked() {
             self.pending.set(None);
-            self.fetch(&root);
+            self.fetch(&root, &self.pending_name.get_value());
         }
     }
 

@@ -39,7 +39,8 @@ pub(super) enum Command {
     Dial(Multiaddr),
     /// A file with its name, imported both ways.
     Add(Box<(String, ImportedFile, SplitFile)>),
-    Fetch(Cid),
+    /// A root, and the name to list it under (empty: none known).
+    Fetch(Cid, String),
     /// Forget a root the node holds ([`StoredContent::remove`]).
     Remove(Cid),
     ReadFile(Cid),
@@ -164,9 +165,9 @@ impl Driver {
                 self.stored.read_file(root);
                 Ok(())
             }
-            Command::Fetch(root) => {
+            Command::Fetch(root, name) => {
                 if !self.fetches.is_active(&root) {
-                    self.stored.fetch_started(root);
+                    self.stored.fetch_started(root, name);
                     self.fetches.start(&mut self.swarm.behaviour_mut().bitswap, root);
                     self.yield_pullsync();
                 }
@@ -186,6 +187,7 @@ impl Driver {
     fn add(&mut self, name: &str, unixfs: ImportedFile, swarm: SplitFile) -> Result<(), NodeError> {
         let added = ContentAdded {
             cid: unixfs.root,
+            name: name.to_owned(),
             swarm_root: swarm.root,
             size: unixfs.size,
             blocks: unixfs.blocks.len(),

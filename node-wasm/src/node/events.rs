@@ -89,6 +89,8 @@ pub struct NodeStats {
 pub struct ContentAdded {
     /// The UnixFS root, fetchable over Bitswap (by Helia or kubo too).
     pub cid: Cid,
+    /// The name it was added under.
+    pub name: String,
     /// The Swarm root address of the same bytes; its chunks are offered over pull-sync.
     pub swarm_root: Address,
     pub size: u64,

@@ -113,7 +113,13 @@ impl NodeControl {
 
     /// Fetches the UnixFS file at `root` over Bitswap; [`NodeEvent::Fetch`] reports progress.
     pub fn fetch(&self, root: Cid) -> Result<(), CommandError> {
-        self.send(Command::Fetch(root))
+        self.fetch_named(root, "")
+    }
+
+    /// [`Self::fetch`], listing the root under `name` (from a share link, say) among what the
+    /// node holds, unless it is listed already.
+    pub fn fetch_named(&self, root: Cid, name: &str) -> Result<(), CommandError> {
+        self.send(Command::Fetch(root, name.to_owned()))
     }
 
     /// Measures the raw link to a connected `peer`: `bytes` bytes over the link probe, with

@@ -51,10 +51,10 @@ impl StoredContent {
         }
     }
 
-    pub(super) fn fetch_started(&mut self, root: Cid) {
+    pub(super) fn fetch_started(&mut self, root: Cid, name: String) {
         if !self.manifests.contains_key(&root) {
             let since_ms = now_ms();
-            self.keep(Manifest { root, name: String::new(), size: 0, since_ms, complete: false });
+            self.keep(Manifest { root, name, size: 0, since_ms, complete: false });
         }
     }
 
