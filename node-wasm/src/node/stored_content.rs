@@ -5,6 +5,7 @@
 //! ([`NodeEvent::Stored`]) once it is written.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::future::Future;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -12,6 +13,7 @@ use cid::Cid;
 use futures::channel::mpsc;
 
 use super::events::{NodeError, NodeEvent, ReadFileError, StoredChange};
+use crate::cond_send::CondSend;
 use crate::content::{block_links, ExportError, ExportLimits, UnixfsExporter};
 use crate::rt;
 use crate::store::{BlockKey, BlockStore, Manifest, NodeBlockStore, StoreError};
@@ -59,8 +61,10 @@ impl StoredContent {
     }
 
     pub(super) fn fetch_done(&mut self, root: Cid, size: u64) {
-        let since_ms = self.manifests.get(&root).map_or_else(now_ms, |m| m.since_ms);
-        let name = self.manifests.get(&root).map(|m| m.name.clone()).unwrap_or_default();
+        let (name, since_ms) = match self.manifests.get(&root) {
+            Some(m) => (m.name.clone(), m.since_ms),
+            None => (String::new(), now_ms()),
+        };
         self.keep(Manifest { root, name, size, since_ms, complete: true });
     }
 
@@ -70,9 +74,8 @@ impl StoredContent {
     pub(super) fn remove(&mut self, root: Cid) {
         self.manifests.remove(&root);
         let others: Vec<Cid> = self.manifests.keys().copied().collect();
-        let (store, mut events) = (self.store.clone(), self.events.clone());
-        let forgotten = self.forgotten.clone();
-        rt::spawn(async move {
+        let (store, forgotten) = (self.store.clone(), self.forgotten.clone());
+        self.report(async move {
             let freed = async {
                 store.remove_manifest(&root).await?;
                 let mut freed = dag_keys(&store, root).await?;
@@ -87,38 +90,43 @@ impl StoredContent {
                 store.delete_many(freed.clone()).await?;
                 Ok(freed.len())
             };
-            let event = match freed.await {
+            match freed.await {
                 Ok(freed_blocks) => NodeEvent::Stored(StoredChange::Removed { root, freed_blocks }),
                 Err(error) => NodeEvent::Error { error: manifest_error(root, error) },
-            };
-            let _ = events.try_send(event);
+            }
         });
     }
 
     /// Reads the whole file at `root` back from the store, verifying every block, and reports
     /// it ([`StoredChange::Read`]).
     pub(super) fn read_file(&self, root: Cid) {
-        let (store, mut events) = (self.store.clone(), self.events.clone());
-        rt::spawn(async move {
-            let event = match read_file(&store, root).await {
+        let store = self.store.clone();
+        self.report(async move {
+            match read_file(&store, root).await {
                 Ok(data) => NodeEvent::Stored(StoredChange::Read { root, data }),
                 Err(error) => {
                     NodeEvent::Error { error: NodeError::ReadFile { root, error: Arc::new(error) } }
                 }
-            };
-            let _ = events.try_send(event);
+            }
         });
     }
 
     fn keep(&mut self, manifest: Manifest) {
         self.manifests.insert(manifest.root, manifest.clone());
-        let (store, mut events) = (self.store.clone(), self.events.clone());
-        rt::spawn(async move {
-            let event = match store.put_manifest(&manifest).await {
+        let store = self.store.clone();
+        self.report(async move {
+            match store.put_manifest(&manifest).await {
                 Ok(()) => NodeEvent::Stored(StoredChange::Kept(manifest)),
                 Err(error) => NodeEvent::Error { error: manifest_error(manifest.root, error) },
-            };
-            let _ = events.try_send(event);
+            }
+        });
+    }
+
+    /// Runs `work` on the store beside the driver and reports what it ends with.
+    fn report(&self, work: impl Future<Output = NodeEvent> + CondSend + 'static) {
+        let mut events = self.events.clone();
+        rt::spawn(async move {
+            let _ = events.try_send(work.await);
         });
     }
 }

@@ -84,13 +84,7 @@ impl IndexedDbStore {
         let value = store.get(key).map_err(failed(Read))?.await;
         let value = value.map_err(failed(Read))?;
         tx.await.map_err(failed(Read))?;
-        value
-            .map(|v| {
-                v.dyn_into::<Uint8Array>()
-                    .map(|a| Bytes::from(a.to_vec()))
-                    .map_err(|_| StoreError::Corrupt(Corruption::NotBytes))
-            })
-            .transpose()
+        value.map(|v| stored_bytes(v).map(Bytes::from)).transpose()
     }
 
     /// Whether a block is stored under `hash`, without reading it.
@@ -146,14 +140,7 @@ impl IndexedDbStore {
         let values = objects.get_all(None, None).map_err(failed(Read))?.await;
         let values = values.map_err(failed(Read))?;
         tx.await.map_err(failed(Read))?;
-        values
-            .into_iter()
-            .map(|v| {
-                v.dyn_into::<Uint8Array>()
-                    .map(|a| a.to_vec())
-                    .map_err(|_| StoreError::Corrupt(Corruption::NotBytes))
-            })
-            .collect()
+        values.into_iter().map(stored_bytes).collect()
     }
 
     fn transaction(
@@ -248,6 +235,12 @@ async fn committed(tx: idb::Transaction) -> Result<(), StoreError> {
             Err(IndexedDbError::new(Commit, IndexedDbErrorKind::Aborted).into())
         }
     }
+}
+
+/// A stored value, which the store always writes as bytes.
+fn stored_bytes(value: JsValue) -> Result<Vec<u8>, StoreError> {
+    let array = value.dyn_into::<Uint8Array>();
+    array.map(|a| a.to_vec()).map_err(|_| StoreError::Corrupt(Corruption::NotBytes))
 }
 
 /// A block's key: `[multihash, size]`.
