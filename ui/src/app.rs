@@ -252,7 +252,7 @@ fn TransferPanel(transfers: Transfers, room: RwSignal<Option<String>>) -> impl I
                 <button type="submit" data-testid="fetch-button">"Fetch over Bitswap"</button>
             </form>
             <Show when=waiting>
-                <p class="muted" data-testid="fetch-waiting">"waiting for a peer in the room before fetching…"</p>
+                <p class="muted" data-testid="fetch-waiting">"waiting for the room's peers to connect before fetching…"</p>
             </Show>
             {move || transfers.progress.get().map(|p| view! {
                 <div class="progress" data-testid="fetch-progress" data-bytes=p.bytes.to_string()>

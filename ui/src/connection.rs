@@ -128,8 +128,14 @@ async fn run(conn: Connection, observers: Observers) -> Result<(), String> {
             NodeEvent::ContentAdded(added) => observers.transfers.on_added(added),
             NodeEvent::Stored(change) => observers.stored.on_change(change),
             NodeEvent::Connected { peer, transport: TransportKind::Circuit, .. } => {
-                observers.transfers.peer_available();
                 observers.probe.peer_connected(peer);
+            }
+            NodeEvent::Bitswap { peer, version } => {
+                observers.transfers.bitswap_peer(peer, version.is_some())
+            }
+            NodeEvent::Room(update) if Some(&update.room) == conn.room.get_untracked().as_ref() => {
+                observers.transfers.room_members(&update.members);
+                conn.members.set(update.members);
             }
             NodeEvent::Connected { peer, .. } if peer == relay_peer => {
                 observers.probe.relay_connected(node.control.clone(), relay_peer);
@@ -166,9 +172,6 @@ fn on_event(conn: Connection, relay: PeerId, event: NodeEvent) {
         NodeEvent::Reserved { .. } => conn.reachable.set(true),
         NodeEvent::ReservationFailed { error } => {
             conn.notice.set(Some(format!("other peers cannot reach this page: {error}")));
-        }
-        NodeEvent::Room(update) if Some(&update.room) == conn.room.get_untracked().as_ref() => {
-            conn.members.set(update.members);
         }
         NodeEvent::Error { error } => conn.notice.set(Some(error.to_string())),
         _ => {}

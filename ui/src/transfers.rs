@@ -1,12 +1,20 @@
 //! Content this page shares and fetches: what is being fetched and how far along it is, what was
 //! fetched and how it went, and what this page serves.
 
+use std::collections::BTreeSet;
 use std::time::Duration;
 
 use leptos::prelude::*;
 
 use crate::per_frame::PerFrame;
-use syncscope_node::node::{BlockSources, ContentAdded, FetchUpdate, NodeControl};
+use syncscope_node::net::PeerId;
+use syncscope_node::node::{BlockSources, ContentAdded, FetchUpdate, NodeControl, RoomMember};
+use syncscope_node::rt;
+
+/// How long a fetch from a share link waits, after the first peer connected, for the rest of
+/// the room's members: a fetch hands its first wants to the peers connected when it starts, and
+/// seeds that connect later may get no share of them.
+const LINK_FETCH_GATHER: Duration = Duration::from_secs(1);
 
 /// A fetch in progress.
 #[derive(Debug, Clone, PartialEq)]
@@ -45,10 +53,14 @@ pub struct Outcome {
 #[derive(Clone, Copy)]
 pub struct Transfers {
     control: RwSignal<Option<NodeControl>, LocalStorage>,
-    /// A CID the page should fetch as soon as it has a peer (from the share link).
+    /// A CID the page should fetch once the room's peers are connected (from the share link).
     pub pending: RwSignal<Option<String>>,
     /// The name the pending CID's link gave it.
     pending_name: StoredValue<String>,
+    /// The room's members, and the peers Bitswap can fetch from: the pending fetch starts once
+    /// it can fetch from every member.
+    members: StoredValue<BTreeSet<PeerId>>,
+    connected: StoredValue<BTreeSet<PeerId>>,
     /// Files chosen before the node was running, shared once it is.
     waiting_shares: StoredValue<Vec<(String, Vec<u8>)>>,
     /// Redrawn at most once per frame: a fetch reports progress after every block.
@@ -65,6 +77,8 @@ impl Transfers {
             control: RwSignal::new_local(None),
             pending: RwSignal::new(pending),
             pending_name: StoredValue::new(name.unwrap_or_default()),
+            members: StoredValue::new(BTreeSet::new()),
+            connected: StoredValue::new(BTreeSet::new()),
             waiting_shares: StoredValue::new(Vec::new()),
             progress: PerFrame::new(None),
             outcome: RwSignal::new(None),
@@ -115,8 +129,40 @@ impl Transfers {
         }
     }
 
-    /// A peer that speaks the protocols is connected: a fetch waiting for one can start.
-    pub fn peer_available(&self) {
+    /// Bitswap can (`ready`) or no longer can fetch from `peer`. A fetch waiting for peers
+    /// starts once every room member is ready, or [`LINK_FETCH_GATHER`] after the first one.
+    pub fn bitswap_peer(&self, peer: PeerId, ready: bool) {
+        if !ready {
+            self.connected.update_value(|c| {
+                c.remove(&peer);
+            });
+            return;
+        }
+        let first = self.connected.try_update_value(|c| c.insert(peer) && c.len() == 1);
+        if first == Some(true) && self.pending.get_untracked().is_some() {
+            let this = *self;
+            leptos::task::spawn_local(async move {
+                rt::sleep(LINK_FETCH_GATHER).await;
+                this.start_pending();
+            });
+        }
+        self.start_pending_if_gathered();
+    }
+
+    pub fn room_members(&self, members: &[RoomMember]) {
+        self.members.set_value(members.iter().map(|m| m.peer).collect());
+        self.start_pending_if_gathered();
+    }
+
+    fn start_pending_if_gathered(&self) {
+        let connected = self.connected.get_value();
+        let members = self.members.get_value();
+        if !connected.is_empty() && members.is_subset(&connected) {
+            self.start_pending();
+        }
+    }
+
+    fn start_pending(&self) {
         if let Some(root) = self.pending.get_untracked() {
             self.pending.set(None);
             self.fetch(&root, &self.pending_name.get_value());

@@ -287,6 +287,12 @@ impl Driver {
                 tracing::warn!(%peer, %error, "bitswap peer misbehaved");
                 self.emit(NodeEvent::Misbehaved { peer, error: Misbehaviour::Bitswap(error) });
             }
+            bitswap::Event::PeerConnected { peer, version } => {
+                self.emit(NodeEvent::Bitswap { peer, version: Some(version) });
+            }
+            bitswap::Event::PeerDisconnected { peer } => {
+                self.emit(NodeEvent::Bitswap { peer, version: None });
+            }
             bitswap::Event::BlockAdded { cid } => self.stored.block_added(&cid),
             bitswap::Event::StoreFailed { cid, error, fetches } => {
                 let bitswap = &mut self.swarm.behaviour_mut().bitswap;

@@ -19,7 +19,7 @@ use super::membership::RoomUpdate;
 use crate::content::ExportError;
 use crate::net::{bitswap, pullsync};
 use crate::store::{Manifest, StoreError};
-use syncscope_proto::bitswap::VerifyError;
+use syncscope_proto::bitswap::{ProtocolVersion, VerifyError};
 use syncscope_proto::rooms::RoomError;
 use syncscope_proto::swarm::Address;
 
@@ -132,6 +132,12 @@ pub enum NodeEvent {
         error: ReservationError,
     },
     Room(RoomUpdate),
+    /// Bitswap can fetch from `peer` and serve it (`Some`: the protocol version agreed on), or
+    /// no longer can (`None`). It lags `Connected` by the protocol negotiation.
+    Bitswap {
+        peer: PeerId,
+        version: Option<ProtocolVersion>,
+    },
     ContentAdded(ContentAdded),
     Fetch(FetchUpdate),
     /// What the node holds changed, or a stored file was read back.

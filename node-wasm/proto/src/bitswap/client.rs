@@ -118,6 +118,17 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Client<P> {
                 s.forget_peer(peer);
             }
             self.offer_deep_wants(now, sid);
+            self.greet(now, sid, peer);
+        }
+    }
+
+    fn greet(&mut self, now: Instant, session: SessionId, peer: P) {
+        if !self.peers.get(&peer).is_some_and(|s| s.version.supports_have()) {
+            return;
+        }
+        let Some(s) = self.sessions.get_mut(&session) else { return };
+        if let Some((cid, index)) = s.greet(peer) {
+            self.send_asks(now, session, cid, index, vec![(peer, WantType::Have)]);
         }
     }
 
@@ -930,15 +941,15 @@ mod tests {
     }
 
     #[test]
-    fn a_peer_connecting_while_others_are_connected_brings_no_tick_forward() {
+    fn a_peer_connecting_during_a_fetch_is_asked_about_its_earliest_want_at_once() {
         let (mut c, _, now, wb, _) = asked(1);
         c.handle_message(now + 5 * MS, wb, &presence(block(1).cid(), Presence::DontHave));
         assert!(sent_by(&mut c, now + 30 * MS).is_empty(), "nobody else to ask");
         c.peer_connected(now + 40 * MS, 1, V12);
-        assert!(sent_by(&mut c, now + 400 * MS).is_empty(), "until the idle tick");
-        c.handle_timeout(now + 600 * MS);
-        let sent = sent_by(&mut c, now + 605 * MS);
-        assert_eq!(wants_of(&sent, WantType::Have), vec![1]);
+        let sent = sent_by(&mut c, now + 65 * MS);
+        assert_eq!(wants_of(&sent, WantType::Have), vec![1], "not at the idle tick");
+        c.peer_connected(now + 70 * MS, 2, ProtocolVersion::V1_1_0);
+        assert!(sent_by(&mut c, now + 95 * MS).is_empty(), "1.1.0 takes no want-have");
     }
 
     #[test]
@@ -955,6 +966,20 @@ mod tests {
         // The faster peer takes at least as many, but queued blocks are not free: the slower one
         // gets its share too.
         assert!(f >= s && s >= 4, "{f} want-blocks to the faster peer, {s} to the slower");
+    }
+
+    #[test]
+    fn a_peer_whose_have_came_after_the_block_shares_the_next_batch() {
+        let (mut c, s, now, first, haves) = asked(3);
+        let late = haves[0];
+        c.handle_message(now + 160 * MS, first, &blocks(&[block(1)]));
+        c.handle_message(now + 190 * MS, late, &presence(block(1).cid(), Presence::Have));
+        c.want(now + 195 * MS, s, (2..66).map(|i| block(i).cid()));
+        let sent = sent_by(&mut c, now + 240 * MS);
+        let want_blocks =
+            |p: u8| sent[&p].iter().filter(|e| e.want_type == WantType::Block).count();
+        let (f, l) = (want_blocks(first), want_blocks(late));
+        assert!(f >= 24 && l >= 24, "{f} want-blocks to the first holder, {l} to the late one");
     }
 
     /// Peer 0 holds want-blocks for 12 blocks of about 2 kB and serves one per 10 ms after a

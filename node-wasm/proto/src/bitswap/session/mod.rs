@@ -32,6 +32,9 @@
 //!   to it (the old holder gets a cancel) if it would answer sooner by at least a block's
 //!   service time. Only wants queued behind more than a server's in-flight allowance move: the
 //!   ones in front may be on the wire already.
+//! - A peer that connects while the session's wants are out is asked want-have for the earliest
+//!   of them at once: its answer measures its round trip, so the next batch is ranked with it
+//!   rather than handed to the peers measured already.
 //! - While the session knows few peers and its blocks are too big to be inlined in a HAVE
 //!   answer, a few peers never heard from are probed with want-have to learn their round trips.
 //!
@@ -468,7 +471,8 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
     /// A HAVE, DONT_HAVE, or a timeout standing in for one (`timed_out`).
     pub(super) fn on_presence(&mut self, peer: P, cid: &Cid, presence: Presence, timed_out: bool) {
         if let Some(s) = self.settling.get_mut(cid) {
-            // Answers after the block still teach where blocks are.
+            // Answers after the block still teach where blocks are, and a HAVE makes the peer a
+            // member like any other.
             if s.unanswered.remove(&peer) && !timed_out {
                 let has = presence == Presence::Have;
                 s.answered += 1;
@@ -476,6 +480,9 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
                 self.answers += 1;
                 self.haves += u32::from(has);
                 self.predictor.record(peer, s.index, has);
+                if has {
+                    self.peers.entry(peer).or_default().hit();
+                }
             }
             self.try_settle(*cid);
             return;

@@ -93,6 +93,24 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
         out
     }
 
+    /// A want-have that measures `peer`, connected while this session's wants are out and
+    /// never asked anything: its earliest want that was asked of someone. Until its
+    /// round trip is known, the peer is only probed (see `candidates`), so a batch handed out
+    /// before it answered would go entirely to the peers measured already.
+    pub(in crate::bitswap) fn greet(&mut self, peer: P) -> Option<(Cid, u64)> {
+        if self.mode != ClientMode::Sessions || self.asked_ever.contains(&peer) {
+            return None;
+        }
+        let (cid, index) = self
+            .wants
+            .iter()
+            .filter(|(_, w)| !w.asked.is_empty())
+            .map(|(c, w)| (*c, w.index))
+            .min_by_key(|(_, i)| *i)?;
+        self.ask(cid, vec![(peer, WantType::Have)]);
+        Some((cid, index))
+    }
+
     /// Wants, in order, whose want-block waits at a single peer behind more than its in-flight
     /// allowance.
     fn deep_wants(&self) -> Vec<(Cid, u64)> {
