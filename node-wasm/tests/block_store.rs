@@ -4,6 +4,8 @@
 
 mod block_store_suite;
 
+use std::sync::Arc;
+
 use bytes::Bytes;
 use syncscope_node::store::{BlockStore, DiskBlockStore, MemoryBlockStore, NodeBlockStore};
 use syncscope_proto::bitswap::raw_cid;
@@ -13,6 +15,7 @@ fn memory_store_conforms() {
     futures::executor::block_on(block_store_suite::conformance(MemoryBlockStore::new()));
     futures::executor::block_on(block_store_suite::concurrent_puts(MemoryBlockStore::new()));
     futures::executor::block_on(block_store_suite::manifests(NodeBlockStore::default()));
+    futures::executor::block_on(block_store_suite::records(NodeBlockStore::default()));
 }
 
 #[tokio::test]
@@ -22,6 +25,15 @@ async fn disk_store_conforms() {
     block_store_suite::conformance(open("a.redb")).await;
     block_store_suite::concurrent_puts(open("b.redb")).await;
     block_store_suite::manifests(NodeBlockStore::Persistent(open("c.redb"))).await;
+    block_store_suite::records(NodeBlockStore::Persistent(open("d.redb"))).await;
+}
+
+#[tokio::test]
+async fn pullsync_state_is_written_behind_and_loads_back_from_each_store() {
+    block_store_suite::pullsync_state(Arc::new(NodeBlockStore::default())).await;
+    let dir = tempfile::tempdir().unwrap();
+    let disk = DiskBlockStore::open(&dir.path().join("pullsync.redb")).unwrap();
+    block_store_suite::pullsync_state(Arc::new(NodeBlockStore::Persistent(disk))).await;
 }
 
 #[tokio::test]

@@ -5,14 +5,17 @@
 
 mod block_store_suite;
 
+use std::sync::Arc;
+
 use bytes::Bytes;
 use libp2p::identity::Keypair;
 use syncscope_node::node::{build_swarm, ProtocolSettings};
 use syncscope_node::store::{
     claim_browser_node, BlockStore, Corruption, IndexedDbBlockStore, IndexedDbError,
-    IndexedDbErrorKind, IndexedDbOp, MemoryBlockStore, NodeBlockStore, StoreError,
+    IndexedDbErrorKind, IndexedDbOp, MemoryBlockStore, NodeBlockStore, PullsyncState, StoreError,
 };
 use syncscope_proto::bitswap::raw_cid;
+use syncscope_proto::swarm::Address;
 use wasm_bindgen_test::{wasm_bindgen_test, wasm_bindgen_test_configure};
 
 wasm_bindgen_test_configure!(run_in_browser);
@@ -93,6 +96,9 @@ async fn indexed_db_is_a_conforming_block_store() {
     block_store_suite::conformance(open("blocks").await).await;
     block_store_suite::concurrent_puts(open("concurrent").await).await;
     block_store_suite::manifests(NodeBlockStore::Persistent(open("manifests").await)).await;
+    block_store_suite::records(NodeBlockStore::Persistent(open("records").await)).await;
+    let pullsync = NodeBlockStore::Persistent(open("pullsync").await);
+    block_store_suite::pullsync_state(Arc::from(pullsync)).await;
 }
 
 #[wasm_bindgen_test]
@@ -104,7 +110,9 @@ async fn memory_block_store_conforms_in_the_browser() {
 async fn browser_swarm_builds() {
     let key = Keypair::generate_ed25519();
     let peer_id = key.public().to_peer_id();
-    let swarm = build_swarm(key, ProtocolSettings::default(), Default::default()).await.unwrap();
+    let blocks: Arc<NodeBlockStore> = Default::default();
+    let pullsync = PullsyncState::load(blocks.clone(), Address::ZERO, 1).await.unwrap();
+    let swarm = build_swarm(key, ProtocolSettings::default(), blocks, pullsync).await.unwrap();
     assert_eq!(*swarm.local_peer_id(), peer_id);
 }
 

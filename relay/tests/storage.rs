@@ -1,5 +1,6 @@
 //! What a node keeps: content it adds is listed, read back verified, and removed without taking
-//! blocks another root still needs. On the disk store, through a real relay.
+//! blocks another root still needs; pull-sync's reserve and intervals outlive a restart. On the
+//! disk store, through a real relay.
 #![allow(clippy::unwrap_used)] // helpers outside #[test] fns too (rust-clippy#11119)
 
 mod common;
@@ -8,6 +9,7 @@ use std::time::Duration;
 
 use cid::Cid;
 use common::{temp_dir, wait_for, Relay};
+use syncscope_node::net::pullsync;
 use syncscope_node::node::{self, NodeConfig, NodeError, NodeEvent, NodeHandle, StoredChange};
 use syncscope_node::store::{DiskBlockStore, NodeBlockStore};
 
@@ -71,4 +73,71 @@ async fn removing_one_of_two_roots_keeps_the_blocks_the_other_needs() {
         matches!(failed, NodeEvent::Error { error: NodeError::ReadFile { root, .. } } if root == root_a),
         "{failed:?}"
     );
+}
+
+/// Pull-sync stats of the next stats event.
+async fn pullsync_stats(node: &mut NodeHandle) -> pullsync::Stats {
+    let event = wait_for(node, WAIT, |e| matches!(e, NodeEvent::Stats(_))).await;
+    let NodeEvent::Stats(stats) = event else { unreachable!() };
+    stats.pullsync
+}
+
+/// Waits until `node` has stored chunks and stored none for two stats in a row; returns how many.
+async fn pulled_until_quiet(node: &mut NodeHandle) -> u64 {
+    let mut last = (0, 0);
+    loop {
+        let stored = pullsync_stats(node).await.chunks_stored;
+        if stored > 0 && last == (stored, stored) {
+            return stored;
+        }
+        last = (last.1, stored);
+    }
+}
+
+/// The disk store at `path` once the last node on it let it go (its writer finishes behind).
+async fn reopen(path: &std::path::Path) -> DiskBlockStore {
+    for _ in 0..100 {
+        if let Ok(store) = DiskBlockStore::open(path) {
+            return store;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("{} stayed open", path.display());
+}
+
+async fn start_in_room(relay: &Relay, store: NodeBlockStore) -> NodeHandle {
+    let config = NodeConfig::new(relay.relay_address("tcp")).with_block_store(store);
+    let node = node::start(config).await.unwrap();
+    node.join_room("reserve").unwrap();
+    node
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_restarted_node_keeps_its_reserve_and_pulls_nothing_again() {
+    let relay = Relay::start(&[]);
+    let path = temp_dir("reserve").join("blocks.redb");
+    let mut source = start_in_room(&relay, NodeBlockStore::default()).await;
+    added(&mut source, "pulled.bin", &data(3, 1 << 20)).await;
+
+    let store = NodeBlockStore::Persistent(DiskBlockStore::open(&path).unwrap());
+    let mut puller = start_in_room(&relay, store).await;
+    let pulled = pulled_until_quiet(&mut puller).await;
+    drop(puller);
+
+    let mut puller = start_in_room(&relay, NodeBlockStore::Persistent(reopen(&path).await)).await;
+    assert_eq!(puller.stored.chunks as u64, pulled, "the reserve is back at start");
+    let source_id = source.peer_id;
+    wait_for(
+        &mut puller,
+        WAIT,
+        |e| matches!(e, NodeEvent::Connected { peer, .. } if *peer == source_id),
+    )
+    .await;
+    // Three stats ticks connected: the puller asks only past its stored intervals, where the
+    // source has nothing more, so it is offered nothing.
+    for _ in 0..3 {
+        let stats = pullsync_stats(&mut puller).await;
+        let again = (stats.puller.chunks_offered, stats.puller.chunks_delivered);
+        assert_eq!((again, stats.chunks_stored), ((0, 0), 0), "{stats:?}");
+    }
 }

@@ -8,9 +8,9 @@ use libp2p::{identify, identity::Keypair, ping, relay, swarm::NetworkBehaviour};
 use crate::agent::PeerKind;
 use crate::net::RoomsBehaviour;
 use crate::net::{bitswap, pullsync};
-use crate::store::NodeBlockStore;
+use crate::store::{NodeBlockStore, PersistedIntervals, PersistedReserve, PullsyncState};
 use syncscope_proto::bitswap::ClientMode;
-use syncscope_proto::pullsync::{DeliveryMode, MemoryIntervalStore, MemoryReserve};
+use syncscope_proto::pullsync::DeliveryMode;
 
 /// Identify protocol version shared by syncscope nodes and the relay.
 pub const IDENTIFY_PROTOCOL: &str = "/syncscope/0.1.0";
@@ -19,7 +19,7 @@ pub const IDENTIFY_PROTOCOL: &str = "/syncscope/0.1.0";
 pub const PING_INTERVAL: Duration = Duration::from_secs(2);
 
 pub type NodeBitswap = bitswap::Behaviour<Arc<NodeBlockStore>>;
-pub type NodePullsync = pullsync::Behaviour<MemoryReserve, MemoryIntervalStore>;
+pub type NodePullsync = pullsync::Behaviour<PersistedReserve, PersistedIntervals>;
 
 /// How a node runs its two data protocols.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,11 +70,9 @@ impl NodeBehaviour {
         rooms: RoomsBehaviour,
         settings: ProtocolSettings,
         blocks: Arc<NodeBlockStore>,
+        pullsync_state: PullsyncState,
     ) -> Self {
         let overlay = pullsync::overlay_of(&key.public().to_peer_id());
-        let epoch = web_time::SystemTime::now()
-            .duration_since(web_time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
         Self {
             relay_client,
             identify: identify::Behaviour::new(
@@ -92,8 +90,8 @@ impl NodeBehaviour {
                     )
                     .with_storage_radius(settings.storage_radius),
                 overlay,
-                MemoryReserve::new(overlay, epoch),
-                MemoryIntervalStore::default(),
+                pullsync_state.reserve,
+                pullsync_state.intervals,
             ),
             link_probe: libp2p_stream::Behaviour::new(),
         }

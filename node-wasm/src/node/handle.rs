@@ -13,8 +13,9 @@ use crate::content::{
     demo_stamp, import_bytes, split_bytes, ImportConfig, ImportError, ImportedFile, SplitFile,
 };
 use crate::net::link_probe::{self, LinkMeasurement, ProbeError};
+use crate::net::pullsync;
 use crate::rt;
-use crate::store::{BlockStore, Manifest, StoreError};
+use crate::store::{BlockStore, Manifest, PullsyncState, StoreError};
 
 /// Events are dropped, not queued without bound, when the observer falls this far behind.
 const EVENT_QUEUE: usize = 1024;
@@ -36,6 +37,8 @@ pub struct NodeHandle {
 pub struct StoredBlocks {
     pub blocks: usize,
     pub bytes: u64,
+    /// Pull-sync chunks in the reserve.
+    pub chunks: usize,
 }
 
 impl std::ops::Deref for NodeHandle {
@@ -150,7 +153,7 @@ pub enum StartError {
     Build(#[from] BuildError),
     #[error("cannot dial the relay: {0}")]
     Dial(#[source] DialError),
-    #[error("cannot list the blocks in the store: {0}")]
+    #[error("cannot read what the store holds: {0}")]
     Store(#[from] StoreError),
 }
 
@@ -159,17 +162,28 @@ pub async fn start(config: NodeConfig) -> Result<NodeHandle, StartError> {
     let peer_id = config.keypair.public().to_peer_id();
     let inventory = config.blocks.inventory().await?;
     let content = config.blocks.manifests().await?;
+    let now = web_time::SystemTime::now().duration_since(web_time::UNIX_EPOCH);
+    let overlay = pullsync::overlay_of(&peer_id);
+    let pullsync_state =
+        PullsyncState::load(config.blocks.clone(), overlay, now.map_or(0, |d| d.as_secs())).await?;
     let stored = StoredBlocks {
         blocks: inventory.len(),
         bytes: inventory.iter().map(|(_, size)| *size as u64).sum(),
+        chunks: pullsync_state.reserve.len(),
     };
     tracing::info!(
         blocks = stored.blocks,
         bytes = stored.bytes,
+        chunks = stored.chunks,
         "indexed the blocks already stored"
     );
-    let mut swarm =
-        build_swarm(config.keypair.clone(), config.protocols, config.blocks.clone()).await?;
+    let mut swarm = build_swarm(
+        config.keypair.clone(),
+        config.protocols,
+        config.blocks.clone(),
+        pullsync_state,
+    )
+    .await?;
     swarm.behaviour_mut().bitswap.index_stored(inventory);
     let mut link_probe = swarm.behaviour().link_probe.new_control();
     if let Ok(incoming) = link_probe.accept(link_probe::PROTOCOL) {

@@ -10,7 +10,7 @@ use libp2p::{identity::Keypair, noise, Swarm};
 
 use super::behaviour::{NodeBehaviour, ProtocolSettings};
 use crate::net::{rooms_behaviour, RoomsConfigError};
-use crate::store::NodeBlockStore;
+use crate::store::{NodeBlockStore, PullsyncState};
 
 /// Why the swarm could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -54,6 +54,7 @@ mod imp {
         key: Keypair,
         settings: ProtocolSettings,
         blocks: Arc<NodeBlockStore>,
+        pullsync: PullsyncState,
     ) -> Result<Swarm<NodeBehaviour>, BuildError> {
         let rooms = rooms_behaviour(&key)?;
         let websocket_noise = noise::Config::new(&key)?;
@@ -69,7 +70,9 @@ mod imp {
                     .multiplex(yamux::Config::default())
             })?
             .with_relay_client(noise::Config::new, yamux::Config::default)?
-            .with_behaviour(|key, relay| NodeBehaviour::new(key, relay, rooms, settings, blocks))?
+            .with_behaviour(|key, relay| {
+                NodeBehaviour::new(key, relay, rooms, settings, blocks, pullsync)
+            })?
             .with_swarm_config(|c| c.with_idle_connection_timeout(IDLE_CONNECTION_TIMEOUT))
             .build())
     }
@@ -85,6 +88,7 @@ mod imp {
         key: Keypair,
         settings: ProtocolSettings,
         blocks: Arc<NodeBlockStore>,
+        pullsync: PullsyncState,
     ) -> Result<Swarm<NodeBehaviour>, BuildError> {
         let rooms = rooms_behaviour(&key)?;
         Ok(SwarmBuilder::with_existing_identity(key)
@@ -99,7 +103,9 @@ mod imp {
             .with_websocket(noise::Config::new, yamux::Config::default)
             .await?
             .with_relay_client(noise::Config::new, yamux::Config::default)?
-            .with_behaviour(|key, relay| NodeBehaviour::new(key, relay, rooms, settings, blocks))?
+            .with_behaviour(|key, relay| {
+                NodeBehaviour::new(key, relay, rooms, settings, blocks, pullsync)
+            })?
             .with_swarm_config(|c| c.with_idle_connection_timeout(IDLE_CONNECTION_TIMEOUT))
             .build())
     }

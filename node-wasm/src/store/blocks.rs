@@ -18,7 +18,7 @@ use bytes::Bytes;
 use cid::Cid;
 use multihash::Multihash;
 
-use super::{ManifestRecords, StoreError};
+use super::{RecordWrite, Records, StoreError, Table};
 use crate::cond_send::{CondSend, CondSync};
 
 /// A block's key in every store: its multihash, so that the same bytes under another codec (a
@@ -90,11 +90,14 @@ impl<S: BlockStore> BlockStore for std::sync::Arc<S> {
     }
 }
 
+/// Where a record sits in [`MemoryBlockStore`]'s one map of records.
+type RecordKey = (Table, Vec<u8>);
+
 /// Blocks in a map. Every operation completes at once.
 #[derive(Debug, Default)]
 pub struct MemoryBlockStore {
     blocks: RwLock<HashMap<BlockKey, Bytes>>,
-    manifests: RwLock<BTreeMap<Vec<u8>, Vec<u8>>>,
+    records: RwLock<BTreeMap<RecordKey, Vec<u8>>>,
 }
 
 impl MemoryBlockStore {
@@ -154,28 +157,27 @@ impl BlockStore for MemoryBlockStore {
     }
 }
 
-impl ManifestRecords for MemoryBlockStore {
-    fn manifest_records(
+impl Records for MemoryBlockStore {
+    fn records(
         &self,
+        table: Table,
     ) -> impl Future<Output = Result<Vec<Vec<u8>>, StoreError>> + CondSend {
-        let manifests = self.manifests.read().unwrap_or_else(PoisonError::into_inner);
-        ready(Ok(manifests.values().cloned().collect()))
+        let records = self.records.read().unwrap_or_else(PoisonError::into_inner);
+        let values = records.range((table, Vec::new())..).take_while(|((t, _), _)| *t == table);
+        ready(Ok(values.map(|(_, v)| v.clone()).collect()))
     }
 
-    fn put_manifest_record(
+    fn write_records(
         &self,
-        key: Vec<u8>,
-        value: Vec<u8>,
+        writes: Vec<RecordWrite>,
     ) -> impl Future<Output = Result<(), StoreError>> + CondSend {
-        self.manifests.write().unwrap_or_else(PoisonError::into_inner).insert(key, value);
-        ready(Ok(()))
-    }
-
-    fn remove_manifest_record(
-        &self,
-        key: Vec<u8>,
-    ) -> impl Future<Output = Result<(), StoreError>> + CondSend {
-        self.manifests.write().unwrap_or_else(PoisonError::into_inner).remove(&key);
+        let mut records = self.records.write().unwrap_or_else(PoisonError::into_inner);
+        for RecordWrite { table, key, value } in writes {
+            match value {
+                Some(value) => records.insert((table, key), value),
+                None => records.remove(&(table, key)),
+            };
+        }
         ready(Ok(()))
     }
 }

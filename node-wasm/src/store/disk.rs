@@ -7,7 +7,8 @@
 //! blocking pool; writes go through [`GroupCommit`], one `fsync` per batch of deliveries.
 //!
 //! Two tables, written in the same transactions: the blocks by multihash, and their sizes, which
-//! let a node index what it holds at start without reading the data.
+//! let a node index what it holds at start without reading the data. The [`Records`] tables
+//! (manifests, pull-sync's chunks and state) sit beside them.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -17,12 +18,10 @@ use cid::Cid;
 use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
 
 use super::group_commit::{BatchWrite, GroupCommit};
-use super::{BlockKey, BlockStore, Corruption, ManifestRecords, StoreError};
+use super::{BlockKey, BlockStore, Corruption, RecordWrite, Records, StoreError, Table};
 
 const BLOCKS: TableDefinition<&[u8], &[u8]> = TableDefinition::new("blocks");
 const SIZES: TableDefinition<&[u8], u64> = TableDefinition::new("block_sizes");
-/// Content manifests by root ([`super::Manifest`]).
-const MANIFESTS: TableDefinition<&[u8], &[u8]> = TableDefinition::new("manifests");
 
 /// Verified blocks in a database file.
 pub struct DiskBlockStore {
@@ -41,7 +40,9 @@ impl DiskBlockStore {
         let tx = db.begin_write().map_err(failed("open the block database"))?;
         tx.open_table(BLOCKS).map_err(failed("create the blocks table"))?;
         tx.open_table(SIZES).map_err(failed("create the sizes table"))?;
-        tx.open_table(MANIFESTS).map_err(failed("create the manifests table"))?;
+        for table in Table::ALL {
+            tx.open_table(records_table(table)).map_err(failed("create the record tables"))?;
+        }
         tx.commit().map_err(failed("create the tables"))?;
         Ok(Self { writes: GroupCommit::new(Tables { db: Arc::new(db) }) })
     }
@@ -121,32 +122,34 @@ impl BlockStore for DiskBlockStore {
     }
 }
 
-impl ManifestRecords for DiskBlockStore {
-    async fn manifest_records(&self) -> Result<Vec<Vec<u8>>, StoreError> {
-        self.read("list the manifests", |db| {
-            let table = db.begin_read()?.open_table(MANIFESTS)?;
-            let mut records = Vec::new();
+/// The redb table that holds `table`'s records.
+fn records_table(table: Table) -> TableDefinition<'static, &'static [u8], &'static [u8]> {
+    TableDefinition::new(table.name())
+}
+
+impl Records for DiskBlockStore {
+    async fn records(&self, table: Table) -> Result<Vec<Vec<u8>>, StoreError> {
+        self.read("read records", move |db| {
+            let table = db.begin_read()?.open_table(records_table(table))?;
+            let mut values = Vec::new();
             for entry in table.iter()? {
-                records.push(entry?.1.value().to_vec());
+                values.push(entry?.1.value().to_vec());
             }
-            Ok(records)
+            Ok(values)
         })
         .await
     }
 
-    async fn put_manifest_record(&self, key: Vec<u8>, value: Vec<u8>) -> Result<(), StoreError> {
-        on_blocking_pool("write a manifest", self.db(), move |db| {
+    async fn write_records(&self, writes: Vec<RecordWrite>) -> Result<(), StoreError> {
+        on_blocking_pool("write records", self.db(), move |db| {
             let tx = db.begin_write()?;
-            tx.open_table(MANIFESTS)?.insert(&key[..], &value[..])?;
-            Ok(tx.commit()?)
-        })
-        .await
-    }
-
-    async fn remove_manifest_record(&self, key: Vec<u8>) -> Result<(), StoreError> {
-        on_blocking_pool("remove a manifest", self.db(), move |db| {
-            let tx = db.begin_write()?;
-            tx.open_table(MANIFESTS)?.remove(&key[..])?;
+            for RecordWrite { table, key, value } in &writes {
+                let mut table = tx.open_table(records_table(*table))?;
+                match value {
+                    Some(value) => table.insert(&key[..], &value[..]).map(drop)?,
+                    None => table.remove(&key[..]).map(drop)?,
+                }
+            }
             Ok(tx.commit()?)
         })
         .await

@@ -18,8 +18,8 @@ use web_sys::DomException;
 use super::group_commit::{BatchWrite, GroupCommit};
 use super::indexed_db_writer::IndexedDbWriter;
 use super::{
-    BlockKey, BlockStore, Corruption, IndexedDbError, IndexedDbErrorKind, IndexedDbOp,
-    ManifestRecords, StoreError,
+    BlockKey, BlockStore, Corruption, IndexedDbError, IndexedDbErrorKind, IndexedDbOp, RecordWrite,
+    Records, StoreError, Table,
 };
 use IndexedDbOp::{Begin, Commit, Delete, Open, Read, Write};
 
@@ -28,14 +28,12 @@ use IndexedDbOp::{Begin, Commit, Delete, Open, Read, Write};
 const BLOCKS: &str = "blocks_by_hash";
 /// What the node keeps about itself, by name: its identity key.
 const NODE: &str = "node";
-/// Content manifests by root ([`super::Manifest`]).
-const MANIFESTS: &str = "manifests";
-const OBJECT_STORES: [&str; 3] = [BLOCKS, NODE, MANIFESTS];
+const OBJECT_STORES: [&str; 2] = [BLOCKS, NODE];
 /// Stores of earlier layouts, dropped on upgrade: 1's `values` (never a node's), 2's and 3's
 /// `blocks` and `block_sizes` (two records per block; they lived only on the development branch).
 const RETIRED_STORES: [&str; 3] = ["values", "blocks", "block_sizes"];
-/// 5 adds the manifests.
-const SCHEMA_VERSION: u32 = 5;
+/// 5 adds the manifests, 6 pull-sync's chunks and state (the [`Table`]s).
+const SCHEMA_VERSION: u32 = 6;
 
 /// One node's IndexedDB database.
 struct IndexedDbStore {
@@ -57,7 +55,7 @@ impl IndexedDbStore {
             for retired in RETIRED_STORES.iter().filter(|r| existing.iter().any(|s| s == *r)) {
                 let _ = db.delete_object_store(retired);
             }
-            for name in OBJECT_STORES {
+            for name in OBJECT_STORES.into_iter().chain(Table::ALL.map(Table::name)) {
                 if !existing.iter().any(|s| s == name) {
                     let _ = db.create_object_store(name, ObjectStoreParams::new());
                 }
@@ -125,11 +123,20 @@ impl IndexedDbStore {
     ) -> Result<(), StoreError> {
         let tx = self.transaction(&[store], TransactionMode::ReadWrite)?;
         let objects = tx.object_store(store).map_err(failed(Begin))?;
-        match value {
-            Some(value) => objects.put(&bytes(value), Some(&key)).map(drop),
-            None => objects.delete(Query::Key(key)).map(drop),
+        write(&objects, &key, value)?;
+        committed(tx).await
+    }
+
+    /// Applies `writes` in one transaction over the stores they touch.
+    async fn write_records(&self, writes: &[RecordWrite]) -> Result<(), StoreError> {
+        let mut names: Vec<&str> = writes.iter().map(|w| w.table.name()).collect();
+        names.sort_unstable();
+        names.dedup();
+        let tx = self.transaction(&names, TransactionMode::ReadWrite)?;
+        for w in writes {
+            let objects = tx.object_store(w.table.name()).map_err(failed(Begin))?;
+            write(&objects, &bytes(&w.key), w.value.as_deref())?;
         }
-        .map_err(failed(Write))?;
         committed(tx).await
     }
 
@@ -213,18 +220,30 @@ impl BlockStore for IndexedDbBlockStore {
     }
 }
 
-impl ManifestRecords for IndexedDbBlockStore {
-    async fn manifest_records(&self) -> Result<Vec<Vec<u8>>, StoreError> {
-        self.db().all_values(MANIFESTS).await
+impl Records for IndexedDbBlockStore {
+    async fn records(&self, table: Table) -> Result<Vec<Vec<u8>>, StoreError> {
+        self.db().all_values(table.name()).await
     }
 
-    async fn put_manifest_record(&self, key: Vec<u8>, value: Vec<u8>) -> Result<(), StoreError> {
-        self.db().write_value(MANIFESTS, bytes(&key), Some(&value)).await
+    async fn write_records(&self, writes: Vec<RecordWrite>) -> Result<(), StoreError> {
+        if writes.is_empty() {
+            return Ok(());
+        }
+        self.db().write_records(&writes).await
     }
+}
 
-    async fn remove_manifest_record(&self, key: Vec<u8>) -> Result<(), StoreError> {
-        self.db().write_value(MANIFESTS, bytes(&key), None).await
+/// Queues a put of `value` under `key`, or a delete when `value` is `None`.
+fn write(
+    objects: &idb::ObjectStore,
+    key: &JsValue,
+    value: Option<&[u8]>,
+) -> Result<(), StoreError> {
+    match value {
+        Some(value) => objects.put(&bytes(value), Some(key)).map(drop),
+        None => objects.delete(Query::Key(key.clone())).map(drop),
     }
+    .map_err(failed(Write))
 }
 
 /// Commits `tx`: `Ok` once it has, an error if it failed or was aborted (e.g. over quota).

@@ -1,14 +1,11 @@
 //! What content a node holds, one manifest per root it added or fetched: what the "Stored here"
 //! list shows, and what a restarted node knows it has. Each backend keeps manifests as opaque
-//! records beside its blocks ([`ManifestRecords`]); this module gives them their form.
-
-use std::future::Future;
+//! records beside its blocks ([`super::Records`]); this module gives them their form.
 
 use cid::Cid;
 use serde::{Deserialize, Serialize};
 
 use super::{Corruption, StoreError};
-use crate::cond_send::CondSend;
 
 /// One root the node holds, whole or in part.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -37,23 +34,6 @@ impl Manifest {
     pub(super) fn decode(record: &[u8]) -> Result<Self, StoreError> {
         serde_json::from_slice(record).map_err(|_| StoreError::Corrupt(Corruption::NotAManifest))
     }
-}
-
-/// Manifests as a backend keeps them: a value under a key, both bytes.
-pub trait ManifestRecords {
-    fn manifest_records(&self)
-        -> impl Future<Output = Result<Vec<Vec<u8>>, StoreError>> + CondSend;
-
-    fn put_manifest_record(
-        &self,
-        key: Vec<u8>,
-        value: Vec<u8>,
-    ) -> impl Future<Output = Result<(), StoreError>> + CondSend;
-
-    fn remove_manifest_record(
-        &self,
-        key: Vec<u8>,
-    ) -> impl Future<Output = Result<(), StoreError>> + CondSend;
 }
 
 mod cid_text {

@@ -1,6 +1,7 @@
 //! Where a node keeps its data: verified Bitswap blocks ([`BlockStore`]: in memory, on disk with
 //! redb natively, in IndexedDB in the browser; [`NodeBlockStore`] is the one a node runs on) and
-//! pull-sync chunks ([`ChunkStore`], in memory for now).
+//! pull-sync chunks ([`ChunkStore`]; [`PullsyncState`] keeps them, with the intervals, in memory and
+//! writes them behind to the node's store).
 
 mod blocks;
 #[cfg(target_arch = "wasm32")]
@@ -16,6 +17,8 @@ mod indexed_db_error;
 mod indexed_db_writer;
 mod manifests;
 mod node_store;
+mod pullsync_state;
+mod records;
 
 use std::sync::Arc;
 
@@ -29,8 +32,10 @@ pub use group_commit::{BatchWrite, GroupCommit};
 #[cfg(target_arch = "wasm32")]
 pub use indexed_db::IndexedDbBlockStore;
 pub use indexed_db_error::{IndexedDbError, IndexedDbErrorKind, IndexedDbOp};
-pub use manifests::{Manifest, ManifestRecords};
+pub use manifests::Manifest;
 pub use node_store::NodeBlockStore;
+pub use pullsync_state::{PersistedIntervals, PersistedReserve, PullsyncState};
+pub use records::{RecordWrite, Records, Table};
 
 /// Where this target keeps blocks across restarts.
 #[cfg(not(target_arch = "wasm32"))]

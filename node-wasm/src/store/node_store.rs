@@ -5,8 +5,8 @@ use bytes::Bytes;
 use cid::Cid;
 
 use super::{
-    BlockKey, BlockStore, Manifest, ManifestRecords, MemoryBlockStore, PersistentBlockStore,
-    StoreError,
+    BlockKey, BlockStore, Manifest, MemoryBlockStore, PersistentBlockStore, RecordWrite, Records,
+    StoreError, Table,
 };
 
 pub enum NodeBlockStore {
@@ -67,13 +67,26 @@ impl BlockStore for NodeBlockStore {
     }
 }
 
+impl Records for NodeBlockStore {
+    async fn records(&self, table: Table) -> Result<Vec<Vec<u8>>, StoreError> {
+        match self {
+            Self::Memory(store) => store.records(table).await,
+            Self::Persistent(store) => store.records(table).await,
+        }
+    }
+
+    async fn write_records(&self, writes: Vec<RecordWrite>) -> Result<(), StoreError> {
+        match self {
+            Self::Memory(store) => store.write_records(writes).await,
+            Self::Persistent(store) => store.write_records(writes).await,
+        }
+    }
+}
+
 impl NodeBlockStore {
     /// Every content manifest held, in root order.
     pub async fn manifests(&self) -> Result<Vec<Manifest>, StoreError> {
-        let records = match self {
-            Self::Memory(store) => store.manifest_records().await?,
-            Self::Persistent(store) => store.manifest_records().await?,
-        };
+        let records = self.records(Table::Manifests).await?;
         let mut manifests =
             records.iter().map(|r| Manifest::decode(r)).collect::<Result<Vec<_>, _>>()?;
         manifests.sort_by_key(|m| m.root);
@@ -82,18 +95,12 @@ impl NodeBlockStore {
 
     /// Keeps `manifest`, replacing the one of its root.
     pub async fn put_manifest(&self, manifest: &Manifest) -> Result<(), StoreError> {
-        let (key, value) = (Manifest::key(&manifest.root), manifest.encode());
-        match self {
-            Self::Memory(store) => store.put_manifest_record(key, value).await,
-            Self::Persistent(store) => store.put_manifest_record(key, value).await,
-        }
+        let write =
+            RecordWrite::put(Table::Manifests, Manifest::key(&manifest.root), manifest.encode());
+        self.write_records(vec![write]).await
     }
 
     pub async fn remove_manifest(&self, root: &Cid) -> Result<(), StoreError> {
-        let key = Manifest::key(root);
-        match self {
-            Self::Memory(store) => store.remove_manifest_record(key).await,
-            Self::Persistent(store) => store.remove_manifest_record(key).await,
-        }
+        self.write_records(vec![RecordWrite::delete(Table::Manifests, Manifest::key(root))]).await
     }
 }

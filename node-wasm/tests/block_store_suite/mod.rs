@@ -2,8 +2,14 @@
 
 use bytes::Bytes;
 use cid::Cid;
-use syncscope_node::store::{BlockStore, Manifest, NodeBlockStore};
+use std::sync::Arc;
+
+use syncscope_node::store::{
+    BlockStore, ChunkStore, Manifest, NodeBlockStore, PullsyncState, RecordWrite, Records, Table,
+};
 use syncscope_proto::bitswap::raw_cid;
+use syncscope_proto::pullsync::{IntervalStore, ReserveIndex};
+use syncscope_proto::swarm::{Address, Chunk, Stamp, STAMP_SIZE};
 
 const DAG_PB: u64 = 0x70;
 
@@ -85,4 +91,79 @@ pub async fn manifests(store: NodeBlockStore) {
     assert_eq!(store.manifests().await.unwrap(), expected);
     store.remove_manifest(&partial.root).await.unwrap();
     assert_eq!(store.manifests().await.unwrap(), vec![other]);
+}
+
+/// Records come back in key order (bytes compared, so big-endian numbers sort as numbers), one
+/// table's apart from another's, and a batch over several tables lands whole.
+pub async fn records(store: NodeBlockStore) {
+    let key = |n: u64| n.to_be_bytes().to_vec();
+    let writes = vec![
+        RecordWrite::put(Table::Chunks, key(300), b"third".to_vec()),
+        RecordWrite::put(Table::Chunks, key(2), b"first".to_vec()),
+        RecordWrite::put(Table::Pullsync, key(1), b"state".to_vec()),
+        RecordWrite::put(Table::Chunks, key(17), b"second".to_vec()),
+        RecordWrite::put(Table::Chunks, key(40), b"gone".to_vec()),
+        RecordWrite::delete(Table::Chunks, key(40)),
+    ];
+    store.write_records(writes).await.unwrap();
+    let chunks = store.records(Table::Chunks).await.unwrap();
+    assert_eq!(chunks, vec![b"first".to_vec(), b"second".to_vec(), b"third".to_vec()]);
+    assert_eq!(store.records(Table::Pullsync).await.unwrap(), vec![b"state".to_vec()]);
+    assert!(store.manifests().await.unwrap().is_empty(), "other tables untouched");
+    store.write_records(Vec::new()).await.unwrap();
+}
+
+/// Waits until the write-behind task has written `chunks` chunk records and `state` pull-sync
+/// records.
+async fn flushed(store: &NodeBlockStore, chunks: usize, state: usize) {
+    for _ in 0..500 {
+        let written = (
+            store.records(Table::Chunks).await.unwrap().len(),
+            store.records(Table::Pullsync).await.unwrap().len(),
+        );
+        if written == (chunks, state) {
+            return;
+        }
+        syncscope_node::rt::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    panic!("the pull-sync state was not written behind");
+}
+
+/// Pull-sync's reserve and intervals, written behind, load back as they were: every chunk with
+/// its bin ID, the reserve's epoch, each peer's epoch and intervals; chunks stored after a
+/// restart number on from the last.
+pub async fn pullsync_state(store: Arc<NodeBlockStore>) {
+    let overlay = Address([0x55; 32]);
+    let (peer, other) = (Address([1; 32]), Address([2; 32]));
+    let stamp = Stamp::new(Bytes::from(vec![9; STAMP_SIZE])).unwrap();
+    let chunks: Vec<Chunk> =
+        (0u32..4).map(|i| Chunk::new(&i.to_le_bytes(), stamp.clone()).unwrap()).collect();
+    let mut state = PullsyncState::load(store.clone(), overlay, 100).await.unwrap();
+    for chunk in &chunks[..3] {
+        assert!(state.reserve.put(chunk.clone()).unwrap());
+    }
+    assert!(!state.reserve.put(chunks[0].clone()).unwrap(), "stored once");
+    state.intervals.add(&peer, 1, 1, 10).unwrap();
+    state.intervals.reset_peer(&other, 5).unwrap();
+    state.intervals.add(&other, 0, 1, 3).unwrap();
+    state.intervals.add(&other, 0, 5, 6).unwrap();
+    let cursors = state.reserve.cursors();
+    drop(state);
+    flushed(&store, 3, 4).await;
+
+    let mut state = PullsyncState::load(store.clone(), overlay, 200).await.unwrap();
+    assert_eq!((state.reserve.len(), state.reserve.epoch()), (3, 100));
+    assert_eq!(state.reserve.cursors(), cursors, "every chunk keeps its bin ID");
+    assert!(chunks[..3]
+        .iter()
+        .all(|c| state.reserve.get(&c.chunk_ref()).unwrap().as_ref() == Some(c)));
+    assert_eq!(state.intervals.next_missing(&peer, 1).unwrap(), 11);
+    assert_eq!(state.intervals.epoch(&other).unwrap(), Some(5));
+    let ranges = state.intervals.memory().intervals(&other, 0).unwrap().ranges().to_vec();
+    assert_eq!(ranges, vec![(1, 3), (5, 6)]);
+    assert!(state.reserve.put(chunks[3].clone()).unwrap());
+    drop(state);
+    flushed(&store, 4, 4).await;
+    let state = PullsyncState::load(store, overlay, 300).await.unwrap();
+    assert_eq!((state.reserve.len(), state.reserve.epoch()), (4, 100));
 }

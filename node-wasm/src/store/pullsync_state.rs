@@ -1,0 +1,305 @@
+//! Pull-sync's state across restarts: the reserve's chunks, its epoch, and the intervals synced
+//! from each peer.
+//!
+//! The cores read all of it synchronously, so it lives in memory ([`MemoryReserve`],
+//! [`MemoryIntervalStore`]) and is written behind to the node's store ([`Records`]): every change
+//! becomes a record write, and one task writes whatever has queued up in one transaction. Writes
+//! keep their order, so an interval is never stored before the chunks it covers. At start the
+//! records are read back, each chunk verified against its address, and replayed in arrival
+//! order, which gives every chunk its bin ID of before: pullers' intervals over this reserve stay
+//! valid, and so does the epoch they were synced under.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use futures::channel::mpsc;
+use futures::StreamExt;
+
+use super::{ChunkStore, NodeBlockStore, RecordWrite, Records, StoreError, Table};
+use crate::rt;
+use syncscope_proto::pullsync::{
+    BinEntry, ChunkPresence, IntervalStore, IntervalStoreError, MemoryIntervalStore, MemoryReserve,
+    ReserveIndex,
+};
+use syncscope_proto::swarm::{Address, Chunk, ChunkRef, Stamp, MAX_BINS, STAMP_SIZE};
+
+/// Records written in one transaction at most, in bytes: a burst of deliveries is written in a
+/// few large transactions rather than one huge one.
+const MAX_BATCH_BYTES: usize = 4 << 20;
+
+/// What a record in [`Table::Pullsync`] holds: its first byte.
+const RESERVE_EPOCH: u8 = 0;
+const PEER_EPOCH: u8 = 1;
+const INTERVALS: u8 = 2;
+
+/// The reserve and intervals a node starts with, written behind to its store.
+pub struct PullsyncState {
+    pub reserve: PersistedReserve,
+    pub intervals: PersistedIntervals,
+}
+
+impl PullsyncState {
+    /// Reads what `store` kept for the node at `overlay` (a fresh reserve whose epoch is `now`
+    /// when it kept nothing) and starts the task that writes changes behind.
+    pub async fn load(
+        store: Arc<NodeBlockStore>,
+        overlay: Address,
+        now: u64,
+    ) -> Result<Self, StoreError> {
+        let (writes, pending) = mpsc::unbounded();
+        let writes = Writes(writes);
+        let mut intervals = PersistedIntervals::new(writes.clone());
+        let mut epoch = None;
+        for record in store.records(Table::Pullsync).await? {
+            match record.split_first() {
+                Some((&RESERVE_EPOCH, rest)) => epoch = u64_at(rest, 0),
+                Some((&PEER_EPOCH, rest)) => intervals.restore_epoch(rest),
+                Some((&INTERVALS, rest)) => intervals.restore_intervals(rest),
+                _ => tracing::warn!("skipped an unknown pull-sync record"),
+            }
+        }
+        let (chunks, gapless) = restore_chunks(store.records(Table::Chunks).await?);
+        // A chunk missing from the sequence (a write lost, a record damaged) shifts the bin IDs
+        // of every later one: pullers must start over, under a new epoch.
+        let epoch = match epoch {
+            Some(epoch) if gapless => epoch,
+            _ => {
+                let fresh = epoch.map_or(now, |old| now.max(old + 1));
+                let record = epoch_record(fresh);
+                writes.send(RecordWrite::put(Table::Pullsync, vec![RESERVE_EPOCH], record));
+                fresh
+            }
+        };
+        let mut reserve =
+            PersistedReserve { memory: MemoryReserve::new(overlay, epoch), next: 0, writes };
+        for (arrival, chunk) in chunks {
+            reserve.memory.put(chunk);
+            reserve.next = arrival + 1;
+        }
+        tracing::info!(chunks = reserve.memory.len(), epoch, "restored the pull-sync reserve");
+        rt::spawn(write_behind(store, pending));
+        Ok(Self { reserve, intervals })
+    }
+}
+
+/// Queues record writes for the task that writes them.
+#[derive(Clone)]
+struct Writes(mpsc::UnboundedSender<RecordWrite>);
+
+impl Writes {
+    fn send(&self, write: RecordWrite) {
+        // The writer is gone only once the node stops; what it missed is pulled again.
+        let _ = self.0.unbounded_send(write);
+    }
+}
+
+/// Writes what queued up while the last transaction ran, in one transaction.
+async fn write_behind(
+    store: Arc<NodeBlockStore>,
+    mut pending: mpsc::UnboundedReceiver<RecordWrite>,
+) {
+    while let Some(first) = pending.next().await {
+        let mut bytes = first.key.len() + first.value.as_ref().map_or(0, Vec::len);
+        let mut batch = vec![first];
+        while bytes < MAX_BATCH_BYTES {
+            let Ok(write) = pending.try_recv() else { break };
+            bytes += write.key.len() + write.value.as_ref().map_or(0, Vec::len);
+            batch.push(write);
+        }
+        let writes = batch.len();
+        if let Err(error) = store.write_records(batch).await {
+            tracing::warn!(%error, writes, "pull-sync state not stored; it is pulled again after a restart");
+        }
+    }
+}
+
+/// The reserve in memory, each new chunk also written to the store under its arrival number.
+pub struct PersistedReserve {
+    memory: MemoryReserve,
+    /// Arrival number of the next chunk stored.
+    next: u64,
+    writes: Writes,
+}
+
+impl PersistedReserve {
+    pub fn len(&self) -> usize {
+        self.memory.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.memory.is_empty()
+    }
+}
+
+impl ChunkStore for PersistedReserve {
+    fn put(&mut self, chunk: Chunk) -> Result<bool, StoreError> {
+        let record = encode_chunk(self.next, &chunk);
+        if self.memory.put(chunk).is_none() {
+            return Ok(false);
+        }
+        let key = self.next.to_be_bytes().to_vec();
+        self.next += 1;
+        self.writes.send(RecordWrite::put(Table::Chunks, key, record));
+        Ok(true)
+    }
+
+    fn get(&self, chunk: &ChunkRef) -> Result<Option<Chunk>, StoreError> {
+        Ok(self.memory.get(chunk))
+    }
+}
+
+impl ReserveIndex for PersistedReserve {
+    fn epoch(&self) -> u64 {
+        self.memory.epoch()
+    }
+
+    fn cursors(&self) -> [u64; MAX_BINS as usize] {
+        self.memory.cursors()
+    }
+
+    fn collect(&self, bin: u8, start: u64, limit: usize, out: &mut Vec<BinEntry>) {
+        self.memory.collect(bin, start, limit, out);
+    }
+}
+
+impl ChunkPresence for PersistedReserve {
+    fn has(&self, chunk: &ChunkRef) -> bool {
+        self.memory.has(chunk)
+    }
+}
+
+/// The intervals in memory, each change also written to the store.
+pub struct PersistedIntervals {
+    memory: MemoryIntervalStore,
+    writes: Writes,
+}
+
+impl PersistedIntervals {
+    fn new(writes: Writes) -> Self {
+        Self { memory: MemoryIntervalStore::default(), writes }
+    }
+
+    pub fn memory(&self) -> &MemoryIntervalStore {
+        &self.memory
+    }
+
+    /// `overlay || epoch`.
+    fn restore_epoch(&mut self, record: &[u8]) {
+        if let (Some(peer), Some(epoch)) = (address_at(record), u64_at(record, 32)) {
+            let _ = self.memory.reset_peer(&peer, epoch);
+        }
+    }
+
+    /// `overlay || bin || (start, end)*`.
+    fn restore_intervals(&mut self, record: &[u8]) {
+        let (Some(peer), Some(&bin)) = (address_at(record), record.get(32)) else { return };
+        let ranges = record.get(33..).unwrap_or_default();
+        for range in ranges.chunks_exact(16) {
+            if let (Some(start), Some(end)) = (u64_at(range, 0), u64_at(range, 8)) {
+                let _ = self.memory.add(&peer, bin, start, end);
+            }
+        }
+    }
+}
+
+impl IntervalStore for PersistedIntervals {
+    fn next_missing(&self, peer: &Address, bin: u8) -> Result<u64, IntervalStoreError> {
+        self.memory.next_missing(peer, bin)
+    }
+
+    fn add(
+        &mut self,
+        peer: &Address,
+        bin: u8,
+        start: u64,
+        end: u64,
+    ) -> Result<(), IntervalStoreError> {
+        self.memory.add(peer, bin, start, end)?;
+        let mut record = vec![INTERVALS];
+        record.extend_from_slice(&peer.0);
+        record.push(bin);
+        let key = record.clone();
+        for (start, end) in self.memory.intervals(peer, bin).map_or(&[][..], |i| i.ranges()) {
+            record.extend_from_slice(&start.to_be_bytes());
+            record.extend_from_slice(&end.to_be_bytes());
+        }
+        self.writes.send(RecordWrite::put(Table::Pullsync, key, record));
+        Ok(())
+    }
+
+    fn epoch(&self, peer: &Address) -> Result<Option<u64>, IntervalStoreError> {
+        self.memory.epoch(peer)
+    }
+
+    fn reset_peer(&mut self, peer: &Address, epoch: u64) -> Result<(), IntervalStoreError> {
+        self.memory.reset_peer(peer, epoch)?;
+        for bin in 0..MAX_BINS {
+            let mut key = vec![INTERVALS];
+            key.extend_from_slice(&peer.0);
+            key.push(bin);
+            self.writes.send(RecordWrite::delete(Table::Pullsync, key));
+        }
+        let mut record = vec![PEER_EPOCH];
+        record.extend_from_slice(&peer.0);
+        let key = record.clone();
+        record.extend_from_slice(&epoch.to_be_bytes());
+        self.writes.send(RecordWrite::put(Table::Pullsync, key, record));
+        Ok(())
+    }
+}
+
+fn epoch_record(epoch: u64) -> Vec<u8> {
+    let mut record = vec![RESERVE_EPOCH];
+    record.extend_from_slice(&epoch.to_be_bytes());
+    record
+}
+
+/// The chunks in `records`, in arrival order, each verified against its address; and whether
+/// their arrival numbers run without a gap from 0.
+fn restore_chunks(records: Vec<Vec<u8>>) -> (Vec<(u64, Chunk)>, bool) {
+    let mut chunks = Vec::with_capacity(records.len());
+    let mut gapless = true;
+    for record in records {
+        match decode_chunk(&record) {
+            Some((arrival, chunk)) => {
+                gapless &= arrival == chunks.last().map_or(0, |(a, _)| a + 1);
+                chunks.push((arrival, chunk));
+            }
+            None => {
+                tracing::warn!("skipped a stored chunk that does not verify");
+                gapless = false;
+            }
+        }
+    }
+    (chunks, gapless)
+}
+
+/// `arrival || address || stamp || span || payload`.
+fn encode_chunk(arrival: u64, chunk: &Chunk) -> Vec<u8> {
+    let stamp = chunk.stamp().as_bytes();
+    let mut record = Vec::with_capacity(40 + stamp.len() + chunk.data().len());
+    record.extend_from_slice(&arrival.to_be_bytes());
+    record.extend_from_slice(&chunk.address().0);
+    record.extend_from_slice(stamp);
+    record.extend_from_slice(chunk.data());
+    record
+}
+
+/// The arrival number and chunk in a record, if the chunk verifies against the address it was
+/// stored under.
+fn decode_chunk(record: &[u8]) -> Option<(u64, Chunk)> {
+    let arrival = u64_at(record, 0)?;
+    let rest = record.get(8..)?;
+    let address = address_at(rest)?;
+    let stamp = Stamp::new(Bytes::copy_from_slice(rest.get(32..32 + STAMP_SIZE)?)).ok()?;
+    let data = Bytes::copy_from_slice(rest.get(32 + STAMP_SIZE..)?);
+    Some((arrival, Chunk::verify(address, data, stamp).ok()?))
+}
+
+fn address_at(bytes: &[u8]) -> Option<Address> {
+    Some(Address(bytes.get(..32)?.try_into().ok()?))
+}
+
+fn u64_at(bytes: &[u8], at: usize) -> Option<u64> {
+    Some(u64::from_be_bytes(bytes.get(at..at + 8)?.try_into().ok()?))
+}
