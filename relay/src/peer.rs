@@ -52,9 +52,10 @@ pub async fn run(args: PeerArgs, shutdown: impl std::future::Future<Output = ()>
         "peer {} joining room {:?} through {}, {kept_in}",
         handle.peer_id, args.room, args.relay
     );
-    if handle.stored.blocks > 0 {
-        let stored = handle.stored;
-        println!("serving {} blocks ({}) stored earlier", stored.blocks, ByteSize(stored.bytes));
+    let stored = handle.stored;
+    if stored.blocks + stored.chunks > 0 {
+        let (blocks, bytes, chunks) = (stored.blocks, ByteSize(stored.bytes), stored.chunks);
+        println!("serving {blocks} blocks ({bytes}) and {chunks} pull-sync chunks stored earlier");
     }
     for manifest in &handle.content {
         print_manifest(manifest);

@@ -74,8 +74,11 @@ fn ConnectionPanel(conn: Connection, probe: LinkProbe) -> impl IntoView {
                     data-blocks-at-start=move || conn.stored_at_start.get().map(|s| s.blocks.to_string())
                 >
                     {move || or_dash(conn.storage.get())}
-                    {move || conn.stored_at_start.get().filter(|s| s.blocks > 0).map(|s| {
-                        format!(", holding {} ({}) since it started", count(s.blocks as u64, "block"), mib(s.bytes))
+                    {move || conn.stored_at_start.get().filter(|s| s.blocks + s.chunks > 0).map(|s| {
+                        format!(
+                            ", holding {} ({}) and {} since it started",
+                            count(s.blocks as u64, "block"), mib(s.bytes), count(s.chunks as u64, "pull-sync chunk")
+                        )
                     })}
                 </dd>
                 <dt>"Relay"</dt>
