@@ -167,6 +167,15 @@ impl Records for MemoryBlockStore {
         ready(Ok(values.map(|(_, v)| v.clone()).collect()))
     }
 
+    fn records_at(
+        &self,
+        table: Table,
+        keys: Vec<Vec<u8>>,
+    ) -> impl Future<Output = Result<Vec<Option<Vec<u8>>>, StoreError>> + CondSend {
+        let records = self.records.read().unwrap_or_else(PoisonError::into_inner);
+        ready(Ok(keys.into_iter().map(|key| records.get(&(table, key)).cloned()).collect()))
+    }
+
     fn write_records(
         &self,
         writes: Vec<RecordWrite>,

@@ -1,13 +1,16 @@
 //! Where a node keeps Swarm chunks: the [`ChunkStore`] that pull-sync's glue stores verified
 //! chunks in and serves them from.
 //!
-//! Everything the pull-sync cores ask of it is synchronous: the reserve index (cursors and bin
+//! What the pull-sync cores ask of it is synchronous: the reserve index (cursors and bin
 //! contents) and presence checks are small enough to keep in memory in every backend. Chunk data
-//! is read only to answer a peer's Want. The memory store ([`MemoryReserve`]) runs natively and in
-//! the browser; disk and IndexedDB backends come with the node issues and will keep their index in
-//! memory the same way.
+//! is only read to answer a peer's Want, and that read is asynchronous: in the browser the data
+//! lives in IndexedDB. [`MemoryReserve`] holds the chunks themselves; the node's own store,
+//! [`super::PersistedReserve`], keeps only the index in memory.
+
+use std::future::ready;
 
 use super::StoreError;
+use crate::cond_send::BoxFuture;
 use syncscope_proto::pullsync::{ChunkPresence, MemoryReserve, ReserveIndex};
 use syncscope_proto::swarm::{Chunk, ChunkRef};
 
@@ -15,8 +18,11 @@ pub trait ChunkStore: ReserveIndex + ChunkPresence {
     /// Stores a chunk that was verified against its address. `Ok(false)` if it was already there.
     fn put(&mut self, chunk: Chunk) -> Result<bool, StoreError>;
 
-    /// The chunk `chunk` names, if stored under that stamp.
-    fn get(&self, chunk: &ChunkRef) -> Result<Option<Chunk>, StoreError>;
+    /// Reads `chunks`, in order, each `None` where it is not held under that stamp.
+    fn read(
+        &self,
+        chunks: &[ChunkRef],
+    ) -> BoxFuture<'static, Result<Vec<Option<Chunk>>, StoreError>>;
 }
 
 impl ChunkStore for MemoryReserve {
@@ -24,8 +30,11 @@ impl ChunkStore for MemoryReserve {
         Ok(MemoryReserve::put(self, chunk).is_some())
     }
 
-    fn get(&self, chunk: &ChunkRef) -> Result<Option<Chunk>, StoreError> {
-        Ok(MemoryReserve::get(self, chunk))
+    fn read(
+        &self,
+        chunks: &[ChunkRef],
+    ) -> BoxFuture<'static, Result<Vec<Option<Chunk>>, StoreError>> {
+        Box::pin(ready(Ok(chunks.iter().map(|c| self.get(c)).collect())))
     }
 }
 
@@ -43,6 +52,7 @@ mod tests {
         assert!(ChunkStore::put(&mut store, chunk.clone()).unwrap());
         assert!(!ChunkStore::put(&mut store, chunk.clone()).unwrap());
         assert!(store.has(&chunk.chunk_ref()));
-        assert_eq!(ChunkStore::get(&store, &chunk.chunk_ref()).unwrap(), Some(chunk));
+        let read = futures::executor::block_on(store.read(&[chunk.chunk_ref()])).unwrap();
+        assert_eq!(read, vec![Some(chunk)]);
     }
 }

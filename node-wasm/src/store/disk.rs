@@ -140,6 +140,22 @@ impl Records for DiskBlockStore {
         .await
     }
 
+    async fn records_at(
+        &self,
+        table: Table,
+        keys: Vec<Vec<u8>>,
+    ) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+        self.read("read records", move |db| {
+            let table = db.begin_read()?.open_table(records_table(table))?;
+            let mut values = Vec::with_capacity(keys.len());
+            for key in &keys {
+                values.push(table.get(&key[..])?.map(|v| v.value().to_vec()));
+            }
+            Ok(values)
+        })
+        .await
+    }
+
     async fn write_records(&self, writes: Vec<RecordWrite>) -> Result<(), StoreError> {
         on_blocking_pool("write records", self.db(), move |db| {
             let tx = db.begin_write()?;

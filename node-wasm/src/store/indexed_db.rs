@@ -140,6 +140,27 @@ impl IndexedDbStore {
         committed(tx).await
     }
 
+    /// The values under `keys` in `store`, in order, read in one transaction.
+    async fn values_at(
+        &self,
+        store: &str,
+        keys: &[Vec<u8>],
+    ) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+        let tx = self.transaction(&[store], TransactionMode::ReadOnly)?;
+        let objects = tx.object_store(store).map_err(failed(Begin))?;
+        let requests = keys
+            .iter()
+            .map(|key| objects.get(Query::Key(bytes(key))).map_err(failed(Read)))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut values = Vec::with_capacity(keys.len());
+        for request in requests {
+            let value = request.await.map_err(failed(Read))?;
+            values.push(value.map(stored_bytes).transpose()?);
+        }
+        tx.await.map_err(failed(Read))?;
+        Ok(values)
+    }
+
     /// Every value in `store`, which must be bytes.
     async fn all_values(&self, store: &str) -> Result<Vec<Vec<u8>>, StoreError> {
         let tx = self.transaction(&[store], TransactionMode::ReadOnly)?;
@@ -223,6 +244,14 @@ impl BlockStore for IndexedDbBlockStore {
 impl Records for IndexedDbBlockStore {
     async fn records(&self, table: Table) -> Result<Vec<Vec<u8>>, StoreError> {
         self.db().all_values(table.name()).await
+    }
+
+    async fn records_at(
+        &self,
+        table: Table,
+        keys: Vec<Vec<u8>>,
+    ) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+        self.db().values_at(table.name(), &keys).await
     }
 
     async fn write_records(&self, writes: Vec<RecordWrite>) -> Result<(), StoreError> {

@@ -75,6 +75,17 @@ impl Records for NodeBlockStore {
         }
     }
 
+    async fn records_at(
+        &self,
+        table: Table,
+        keys: Vec<Vec<u8>>,
+    ) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+        match self {
+            Self::Memory(store) => store.records_at(table, keys).await,
+            Self::Persistent(store) => store.records_at(table, keys).await,
+        }
+    }
+
     async fn write_records(&self, writes: Vec<RecordWrite>) -> Result<(), StoreError> {
         match self {
             Self::Memory(store) => store.write_records(writes).await,

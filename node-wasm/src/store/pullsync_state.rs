@@ -1,24 +1,27 @@
 //! Pull-sync's state across restarts: the reserve's chunks, its epoch, and the intervals synced
 //! from each peer.
 //!
-//! The cores read all of it synchronously, so it lives in memory ([`MemoryReserve`],
-//! [`MemoryIntervalStore`]) and is written behind to the node's store ([`Records`]): every change
+//! The cores read the reserve's index and the intervals synchronously, so these live in memory
+//! ([`Reserve`], [`MemoryIntervalStore`]); chunk data is read from the store only to serve it.
+//! Everything is written behind to the node's store ([`Records`]): every change
 //! becomes a record write, and one task writes whatever has queued up in one transaction. Writes
 //! keep their order, so an interval is never stored before the chunks it covers. At start the
 //! records are read back, each chunk verified against its address, and replayed in arrival
 //! order, which gives every chunk its bin ID of before: pullers' intervals over this reserve stay
 //! valid, and so does the epoch they were synced under.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use bytes::Bytes;
 use futures::channel::mpsc;
 use futures::StreamExt;
 
 use super::{ChunkStore, NodeBlockStore, RecordWrite, Records, StoreError, Table};
+use crate::cond_send::BoxFuture;
 use crate::rt;
 use syncscope_proto::pullsync::{
-    BinEntry, ChunkPresence, IntervalStore, IntervalStoreError, MemoryIntervalStore, MemoryReserve,
+    BinEntry, ChunkPresence, IntervalStore, IntervalStoreError, MemoryIntervalStore, Reserve,
     ReserveIndex,
 };
 use syncscope_proto::swarm::{Address, Chunk, ChunkRef, Stamp, MAX_BINS, STAMP_SIZE};
@@ -70,101 +73,157 @@ impl PullsyncState {
                 fresh
             }
         };
-        let mut reserve =
-            PersistedReserve { memory: MemoryReserve::new(overlay, epoch), next: 0, writes };
+        let unwritten = Unwritten::default();
+        let mut reserve = PersistedReserve {
+            index: Reserve::new(overlay, epoch),
+            next: 0,
+            writes,
+            unwritten: unwritten.clone(),
+            store: store.clone(),
+        };
         for (arrival, chunk) in chunks {
-            reserve.memory.put(chunk);
+            reserve.index.insert(chunk.chunk_ref(), arrival);
             reserve.next = arrival + 1;
         }
-        tracing::info!(chunks = reserve.memory.len(), epoch, "restored the pull-sync reserve");
-        rt::spawn(write_behind(store, pending));
+        tracing::info!(chunks = reserve.index.len(), epoch, "restored the pull-sync reserve");
+        rt::spawn(write_behind(store, pending, unwritten));
         Ok(Self { reserve, intervals })
     }
 }
 
+/// A record write queued, and the arrival number of the chunk it stores, if it stores one.
+struct Queued {
+    write: RecordWrite,
+    chunk: Option<u64>,
+}
+
+/// Chunks queued for writing, by arrival number: served from here until their write lands.
+type Unwritten = Arc<Mutex<HashMap<u64, Chunk>>>;
+
 /// Queues record writes for the task that writes them.
 #[derive(Clone)]
-struct Writes(mpsc::UnboundedSender<RecordWrite>);
+struct Writes(mpsc::UnboundedSender<Queued>);
 
 impl Writes {
     fn send(&self, write: RecordWrite) {
+        self.queue(Queued { write, chunk: None });
+    }
+
+    fn queue(&self, queued: Queued) {
         // The writer is gone only once the node stops; what it missed is pulled again.
-        let _ = self.0.unbounded_send(write);
+        let _ = self.0.unbounded_send(queued);
     }
 }
 
 /// Writes what queued up while the last transaction ran, in one transaction.
 async fn write_behind(
     store: Arc<NodeBlockStore>,
-    mut pending: mpsc::UnboundedReceiver<RecordWrite>,
+    mut pending: mpsc::UnboundedReceiver<Queued>,
+    unwritten: Unwritten,
 ) {
     while let Some(first) = pending.next().await {
-        let mut bytes = first.key.len() + first.value.as_ref().map_or(0, Vec::len);
-        let mut batch = vec![first];
-        while bytes < MAX_BATCH_BYTES {
-            let Ok(write) = pending.try_recv() else { break };
+        let mut bytes = 0;
+        let mut batch = Vec::new();
+        let mut chunks = Vec::new();
+        let mut next = Some(first);
+        while let Some(Queued { write, chunk }) = next.take() {
             bytes += write.key.len() + write.value.as_ref().map_or(0, Vec::len);
             batch.push(write);
+            chunks.extend(chunk);
+            if bytes < MAX_BATCH_BYTES {
+                next = pending.try_recv().ok();
+            }
         }
         let writes = batch.len();
         if let Err(error) = store.write_records(batch).await {
             tracing::warn!(%error, writes, "pull-sync state not stored; it is pulled again after a restart");
         }
+        let mut unwritten = unwritten.lock().unwrap_or_else(PoisonError::into_inner);
+        for arrival in chunks {
+            unwritten.remove(&arrival);
+        }
     }
 }
 
-/// The reserve in memory, each new chunk also written to the store under its arrival number.
+/// The reserve's index in memory, and each chunk written to the store under its arrival number,
+/// where it is read back from to serve it.
 pub struct PersistedReserve {
-    memory: MemoryReserve,
+    index: Reserve<u64>,
     /// Arrival number of the next chunk stored.
     next: u64,
     writes: Writes,
+    unwritten: Unwritten,
+    store: Arc<NodeBlockStore>,
 }
 
 impl PersistedReserve {
     pub fn len(&self) -> usize {
-        self.memory.len()
+        self.index.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.memory.is_empty()
+        self.index.is_empty()
     }
 }
 
 impl ChunkStore for PersistedReserve {
     fn put(&mut self, chunk: Chunk) -> Result<bool, StoreError> {
-        let record = encode_chunk(self.next, &chunk);
-        if self.memory.put(chunk).is_none() {
+        if self.index.insert(chunk.chunk_ref(), self.next).is_none() {
             return Ok(false);
         }
-        let key = self.next.to_be_bytes().to_vec();
+        let (key, record) = (self.next.to_be_bytes().to_vec(), encode_chunk(self.next, &chunk));
+        self.unwritten.lock().unwrap_or_else(PoisonError::into_inner).insert(self.next, chunk);
+        let write = RecordWrite::put(Table::Chunks, key, record);
+        self.writes.queue(Queued { write, chunk: Some(self.next) });
         self.next += 1;
-        self.writes.send(RecordWrite::put(Table::Chunks, key, record));
         Ok(true)
     }
 
-    fn get(&self, chunk: &ChunkRef) -> Result<Option<Chunk>, StoreError> {
-        Ok(self.memory.get(chunk))
+    /// Chunks still queued for writing come from memory, the others from the store.
+    fn read(
+        &self,
+        chunks: &[ChunkRef],
+    ) -> BoxFuture<'static, Result<Vec<Option<Chunk>>, StoreError>> {
+        let wanted: Vec<ChunkRef> = chunks.to_vec();
+        let keys: Vec<Option<u64>> = chunks.iter().map(|c| self.index.value(c).copied()).collect();
+        let in_memory: Vec<Option<Chunk>> = {
+            let unwritten = self.unwritten.lock().unwrap_or_else(PoisonError::into_inner);
+            keys.iter().map(|k| k.and_then(|k| unwritten.get(&k).cloned())).collect()
+        };
+        let store = self.store.clone();
+        Box::pin(async move {
+            let stored: Vec<Option<u64>> =
+                keys.iter().zip(&in_memory).map(|(k, m)| k.filter(|_| m.is_none())).collect();
+            let held = stored.iter().flatten().map(|a| a.to_be_bytes().to_vec()).collect();
+            let mut records = store.records_at(Table::Chunks, held).await?.into_iter();
+            let mut chunks = Vec::with_capacity(wanted.len());
+            for ((memory, key), wanted) in in_memory.into_iter().zip(stored).zip(wanted) {
+                let record = key.and_then(|_| records.next().flatten());
+                let read = record.as_deref().and_then(decode_chunk).map(|(_, chunk)| chunk);
+                chunks.push(memory.or(read).filter(|chunk| chunk.chunk_ref() == wanted));
+            }
+            Ok(chunks)
+        })
     }
 }
 
 impl ReserveIndex for PersistedReserve {
     fn epoch(&self) -> u64 {
-        self.memory.epoch()
+        self.index.epoch()
     }
 
     fn cursors(&self) -> [u64; MAX_BINS as usize] {
-        self.memory.cursors()
+        self.index.cursors()
     }
 
     fn collect(&self, bin: u8, start: u64, limit: usize, out: &mut Vec<BinEntry>) {
-        self.memory.collect(bin, start, limit, out);
+        self.index.collect(bin, start, limit, out);
     }
 }
 
 impl ChunkPresence for PersistedReserve {
     fn has(&self, chunk: &ChunkRef) -> bool {
-        self.memory.has(chunk)
+        self.index.has(chunk)
     }
 }
 

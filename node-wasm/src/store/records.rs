@@ -58,6 +58,14 @@ pub trait Records {
         table: Table,
     ) -> impl Future<Output = Result<Vec<Vec<u8>>, StoreError>> + CondSend;
 
+    /// The values under `keys` in `table`, in the order asked (`None` where there is none), read
+    /// in one transaction.
+    fn records_at(
+        &self,
+        table: Table,
+        keys: Vec<Vec<u8>>,
+    ) -> impl Future<Output = Result<Vec<Option<Vec<u8>>>, StoreError>> + CondSend;
+
     /// Applies `writes` in order, in one transaction.
     fn write_records(
         &self,

@@ -129,6 +129,11 @@ async fn flushed(store: &NodeBlockStore, chunks: usize, state: usize) {
     panic!("the pull-sync state was not written behind");
 }
 
+async fn read(reserve: &impl ChunkStore, chunks: &[Chunk]) -> Vec<Option<Chunk>> {
+    let refs: Vec<_> = chunks.iter().map(Chunk::chunk_ref).collect();
+    reserve.read(&refs).await.unwrap()
+}
+
 /// Pull-sync's reserve and intervals, written behind, load back as they were: every chunk with
 /// its bin ID, the reserve's epoch, each peer's epoch and intervals; chunks stored after a
 /// restart number on from the last.
@@ -148,15 +153,18 @@ pub async fn pullsync_state(store: Arc<NodeBlockStore>) {
     state.intervals.add(&other, 0, 1, 3).unwrap();
     state.intervals.add(&other, 0, 5, 6).unwrap();
     let cursors = state.reserve.cursors();
+    let expected: Vec<Option<Chunk>> = chunks[..3].iter().cloned().map(Some).collect();
+    assert_eq!(read(&state.reserve, &chunks[..3]).await, expected, "queued or written");
     drop(state);
     flushed(&store, 3, 4).await;
 
     let mut state = PullsyncState::load(store.clone(), overlay, 200).await.unwrap();
     assert_eq!((state.reserve.len(), state.reserve.epoch()), (3, 100));
     assert_eq!(state.reserve.cursors(), cursors, "every chunk keeps its bin ID");
-    assert!(chunks[..3]
-        .iter()
-        .all(|c| state.reserve.get(&c.chunk_ref()).unwrap().as_ref() == Some(c)));
+    assert_eq!(read(&state.reserve, &chunks[..3]).await, expected, "read back from the store");
+    let mut restamped = chunks[0].chunk_ref();
+    restamped.stamp_hash = [0; 32];
+    assert_eq!(state.reserve.read(&[restamped]).await.unwrap(), vec![None], "another stamp");
     assert_eq!(state.intervals.next_missing(&peer, 1).unwrap(), 11);
     assert_eq!(state.intervals.epoch(&other).unwrap(), Some(5));
     let ranges = state.intervals.memory().intervals(&other, 0).unwrap().ranges().to_vec();

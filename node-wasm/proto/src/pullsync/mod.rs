@@ -105,7 +105,7 @@ pub use message::{
 };
 pub use node::{Event, Misbehaviour, Node};
 pub use puller::{PullError, Puller, PullerEvent, PullerStats, MAX_PO_DELTA};
-pub use reserve::{BinEntry, ChunkPresence, MemoryReserve, ReserveIndex};
+pub use reserve::{BinEntry, ChunkPresence, MemoryReserve, Reserve, ReserveIndex};
 pub use server::{ProvideError, ServeError, Server, ServerEvent, ServerStats};
 pub use stream::{Protocol, StreamAction, StreamEvent, StreamId, StreamKey, Transmit};
 pub use want::{decode_want, encode_want, want_len, WantError};

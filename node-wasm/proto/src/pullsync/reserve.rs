@@ -31,58 +31,57 @@ pub trait ChunkPresence {
     fn has(&self, chunk: &ChunkRef) -> bool;
 }
 
-/// A reserve held in memory: chunks binned by proximity to the node's overlay, numbered per bin
-/// from 1 in arrival order.
+/// A reserve's index: chunks binned by proximity to the node's overlay, numbered per bin from 1
+/// in arrival order, each with a `V` that says where its data is.
 #[derive(Clone, Debug)]
-pub struct MemoryReserve {
+pub struct Reserve<V> {
     overlay: Address,
     epoch: u64,
     bins: Vec<Vec<BinEntry>>,
-    chunks: HashMap<Address, Chunk>,
+    entries: HashMap<Address, (ChunkRef, V)>,
 }
 
-impl MemoryReserve {
+/// A reserve that holds the chunks themselves.
+pub type MemoryReserve = Reserve<Chunk>;
+
+impl<V> Reserve<V> {
     pub fn new(overlay: Address, epoch: u64) -> Self {
-        MemoryReserve {
-            overlay,
-            epoch,
-            bins: vec![Vec::new(); MAX_BINS.into()],
-            chunks: HashMap::new(),
-        }
+        Reserve { overlay, epoch, bins: vec![Vec::new(); MAX_BINS.into()], entries: HashMap::new() }
     }
 
     pub fn overlay(&self) -> Address {
         self.overlay
     }
 
-    /// Stores `chunk`; returns its bin and bin ID, or `None` if it was already there.
-    pub fn put(&mut self, chunk: Chunk) -> Option<(u8, u64)> {
-        if self.chunks.contains_key(&chunk.address()) {
+    /// Indexes `chunk` with `value`; returns its bin and bin ID, or `None` (and keeps the value
+    /// of before) if a chunk with its address was already there.
+    pub fn insert(&mut self, chunk: ChunkRef, value: V) -> Option<(u8, u64)> {
+        if self.entries.contains_key(&chunk.address) {
             return None;
         }
-        let bin = self.overlay.proximity(&chunk.address());
+        let bin = self.overlay.proximity(&chunk.address);
         let entries = &mut self.bins[usize::from(bin)];
         let bin_id = entries.last().map_or(1, |e| e.bin_id + 1);
-        entries.push(BinEntry { bin_id, chunk: chunk.chunk_ref() });
-        self.chunks.insert(chunk.address(), chunk);
+        entries.push(BinEntry { bin_id, chunk });
+        self.entries.insert(chunk.address, (chunk, value));
         Some((bin, bin_id))
     }
 
-    /// The chunk `chunk` names, if stored under that stamp.
-    pub fn get(&self, chunk: &ChunkRef) -> Option<Chunk> {
-        self.chunks.get(&chunk.address).filter(|c| c.chunk_ref() == *chunk).cloned()
+    /// The value of `chunk`, if held under that stamp.
+    pub fn value(&self, chunk: &ChunkRef) -> Option<&V> {
+        self.entries.get(&chunk.address).filter(|(r, _)| r == chunk).map(|(_, v)| v)
     }
 
     pub fn contains(&self, address: &Address) -> bool {
-        self.chunks.contains_key(address)
+        self.entries.contains_key(address)
     }
 
     pub fn len(&self) -> usize {
-        self.chunks.len()
+        self.entries.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.chunks.is_empty()
+        self.entries.is_empty()
     }
 
     pub fn bin_len(&self, bin: u8) -> usize {
@@ -90,7 +89,19 @@ impl MemoryReserve {
     }
 }
 
-impl ReserveIndex for MemoryReserve {
+impl Reserve<Chunk> {
+    /// Stores `chunk`; returns its bin and bin ID, or `None` if it was already there.
+    pub fn put(&mut self, chunk: Chunk) -> Option<(u8, u64)> {
+        self.insert(chunk.chunk_ref(), chunk)
+    }
+
+    /// The chunk `chunk` names, if stored under that stamp.
+    pub fn get(&self, chunk: &ChunkRef) -> Option<Chunk> {
+        self.value(chunk).cloned()
+    }
+}
+
+impl<V> ReserveIndex for Reserve<V> {
     fn epoch(&self) -> u64 {
         self.epoch
     }
@@ -106,9 +117,9 @@ impl ReserveIndex for MemoryReserve {
     }
 }
 
-impl ChunkPresence for MemoryReserve {
+impl<V> ChunkPresence for Reserve<V> {
     fn has(&self, chunk: &ChunkRef) -> bool {
-        self.chunks.get(&chunk.address).is_some_and(|c| c.stamp().hash() == chunk.stamp_hash)
+        self.value(chunk).is_some()
     }
 }
 

@@ -3,7 +3,6 @@
 //! are.
 
 use std::collections::HashMap;
-use std::convert::Infallible;
 use std::sync::Arc;
 
 use libp2p::swarm::ConnectionId;
@@ -20,7 +19,7 @@ use syncscope_proto::pullsync::{
     self, IntervalStore, Misbehaviour, Node, StreamAction, StreamEvent, StreamId, StreamKey,
     Transmit,
 };
-use syncscope_proto::swarm::{Address, ChunkRef};
+use syncscope_proto::swarm::{Address, Chunk, ChunkRef};
 use syncscope_proto::Core;
 
 pub struct PullsyncGlue<S, I> {
@@ -91,21 +90,26 @@ impl<S: ChunkStore + 'static, I: IntervalStore + 'static> PullsyncGlue<S, I> {
         }
     }
 
-    /// Reads the chunks a peer wants and hands them to the server.
+    /// Reads the chunks a peer wants, off the behaviour's poll; [`Glue::on_task`] hands them to
+    /// the server.
     fn provide(ctx: &mut Ctx<Self>, peer: PeerId, stream: StreamId, chunks: &[ChunkRef]) {
-        let found = chunks
-            .iter()
-            .map(|c| {
-                ctx.core.reserve().get(c).unwrap_or_else(|error| {
-                    tracing::warn!(%error, address = %c.address, "wanted chunk unreadable");
-                    None
-                })
-            })
-            .collect();
-        if let Err(error) = ctx.core.provide_chunks(peer, stream, found) {
-            tracing::warn!(%error, "wanted chunks not provided");
-        }
+        let read = ctx.core.reserve().read(chunks);
+        let count = chunks.len();
+        ctx.spawn(async move {
+            let found = read.await.unwrap_or_else(|error| {
+                tracing::warn!(%error, count, "wanted chunks unreadable");
+                vec![None; count]
+            });
+            ChunksRead { peer, stream, found }
+        });
     }
+}
+
+/// Chunks read for a peer's Want, `None` where one could not be read.
+pub struct ChunksRead {
+    peer: PeerId,
+    stream: StreamId,
+    found: Vec<Option<Chunk>>,
 }
 
 impl<S, I> Glue for PullsyncGlue<S, I>
@@ -121,7 +125,7 @@ where
     type Core = Node<PeerId, I, S>;
     type Streams = PullsyncStreams;
     type Conn = Arc<WriteQueue>;
-    type Task = Infallible;
+    type Task = ChunksRead;
     type Event = Event;
     type Misbehaviour = Misbehaviour;
 
@@ -223,8 +227,10 @@ where
         ctx.emit(event);
     }
 
-    fn on_task(&mut self, _: &mut Ctx<Self>, task: Infallible) {
-        match task {}
+    fn on_task(&mut self, ctx: &mut Ctx<Self>, ChunksRead { peer, stream, found }: ChunksRead) {
+        if let Err(error) = ctx.core.provide_chunks(peer, stream, found) {
+            tracing::warn!(%error, "wanted chunks not provided");
+        }
     }
 
     /// Streams the connection carried fail; the core hears of each.
