@@ -41,6 +41,33 @@ export default {
     }
   },
 
+  'pull-sync chunks kept in IndexedDB are the reserve again after a reload': async ({ page, relay }) => {
+    await page.goto(`${relay.url}?transport=ws`);
+    // What the page's database holds, read the way any page script would.
+    const storedChunks = () => page.evaluate(() => new Promise((resolve, reject) => {
+      const open = indexedDB.open('syncscope-node-0');
+      open.onerror = () => reject(open.error);
+      open.onsuccess = () => {
+        const db = open.result;
+        const count = db.transaction('chunks').objectStore('chunks').count();
+        count.onsuccess = () => { db.close(); resolve(count.result); };
+        count.onerror = () => reject(count.error);
+      };
+    }));
+    let [last, stored] = [-1, 0];
+    for (let i = 0; i < 60 && !(stored > 0 && stored === last); i++) {
+      await page.waitForTimeout(500);
+      [last, stored] = [stored, await storedChunks()];
+    }
+    expect(stored, 'chunks pulled from the seed and written').toBeAtLeast(1);
+    expect(stored, 'no more being written').toBe(last);
+    console.log(`     ${stored} chunks in IndexedDB before the reload`);
+    await page.reload();
+    await page.waitForFunction(() => document.querySelector('[data-testid="storage"]')?.dataset.chunksAtStart !== undefined);
+    expect(await attribute(page, 'storage', 'data-chunks-at-start'), 'chunks in the reserve at start').toBe(stored);
+    expect(await page.getByTestId('storage').textContent(), 'storage line').toMatch(new RegExp(`${stored} pull-sync chunks? since it started`));
+  },
+
   'two tabs of one browser are two peers, and one fetches from the other': async ({ page, relay }) => {
     const room = `tabs-${Date.now()}`;
     await page.goto(`${relay.url}?room=${room}&transport=ws`);

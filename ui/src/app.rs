@@ -72,6 +72,7 @@ fn ConnectionPanel(conn: Connection, probe: LinkProbe) -> impl IntoView {
                 <dd
                     data-testid="storage"
                     data-blocks-at-start=move || conn.stored_at_start.get().map(|s| s.blocks.to_string())
+                    data-chunks-at-start=move || conn.stored_at_start.get().map(|s| s.chunks.to_string())
                 >
                     {move || or_dash(conn.storage.get())}
                     {move || conn.stored_at_start.get().filter(|s| s.blocks + s.chunks > 0).map(|s| {
