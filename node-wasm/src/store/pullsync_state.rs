@@ -3,9 +3,9 @@
 //!
 //! The cores read the reserve's index and the intervals synchronously, so these live in memory
 //! ([`Reserve`], [`MemoryIntervalStore`]); chunk data is read from the store only to serve it.
-//! Everything is written behind to the node's store ([`Records`]): every change
-//! becomes a record write, and one task writes whatever has queued up in one transaction. Writes
-//! keep their order, so an interval is never stored before the chunks it covers. At start the
+//! Everything is written behind to the node's store ([`Records`]): every change becomes a record
+//! write, and one task writes whatever has queued up in one transaction. Writes keep their order,
+//! so an interval is never stored before the chunks it covers. At start the
 //! records are read back, each chunk verified against its address, and replayed in arrival
 //! order, which gives every chunk its bin ID of before: pullers' intervals over this reserve stay
 //! valid, and so does the epoch they were synced under.
@@ -97,7 +97,8 @@ struct Queued {
     chunk: Option<u64>,
 }
 
-/// Chunks queued for writing, by arrival number: served from here until their write lands.
+/// Chunks queued for writing, by arrival number: served from here until their write lands (or
+/// for good, if it failed).
 type Unwritten = Arc<Mutex<HashMap<u64, Chunk>>>;
 
 /// Queues record writes for the task that writes them.
@@ -135,12 +136,16 @@ async fn write_behind(
             }
         }
         let writes = batch.len();
-        if let Err(error) = store.write_records(batch).await {
-            tracing::warn!(%error, writes, "pull-sync state not stored; it is pulled again after a restart");
-        }
-        let mut unwritten = unwritten.lock().unwrap_or_else(PoisonError::into_inner);
-        for arrival in chunks {
-            unwritten.remove(&arrival);
+        match store.write_records(batch).await {
+            Ok(()) => {
+                let mut unwritten = unwritten.lock().unwrap_or_else(PoisonError::into_inner);
+                for arrival in chunks {
+                    unwritten.remove(&arrival);
+                }
+            }
+            // The chunks stay in memory and are served until the node stops; the gap they leave
+            // in the store gives the reserve a new epoch at the next start.
+            Err(error) => tracing::warn!(%error, writes, "pull-sync state not stored"),
         }
     }
 }
