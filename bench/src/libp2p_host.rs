@@ -11,13 +11,14 @@ use libp2p::multiaddr::Protocol;
 use libp2p::swarm::{NetworkBehaviour, SwarmEvent};
 use libp2p::{identity::Keypair, noise, tcp, yamux, Multiaddr, PeerId, Swarm, SwarmBuilder};
 use syncscope_node::net::pullsync::{Behaviour, Config, Event};
-use syncscope_proto::pullsync::{MemoryIntervalStore, MemoryReserve};
+use syncscope_node::store::ChunkStore;
+use syncscope_proto::pullsync::{IntervalStore, MemoryIntervalStore, MemoryReserve};
 use syncscope_proto::swarm::Address;
 use tokio::sync::{mpsc, oneshot};
 use web_time::Instant;
 
-pub type Pullsync = Behaviour<MemoryReserve, MemoryIntervalStore>;
-type Job = Box<dyn FnOnce(&mut Swarm<Pullsync>, &mut Progress) + Send>;
+pub type Pullsync<S = MemoryReserve, I = MemoryIntervalStore> = Behaviour<S, I>;
+type Job<S, I> = Box<dyn FnOnce(&mut Swarm<Pullsync<S, I>>, &mut Progress) + Send>;
 
 /// What the host's task tracks about stored chunks, so that an op's end is timed where it
 /// happens rather than when a poller notices.
@@ -54,28 +55,40 @@ impl Progress {
     }
 }
 
-pub struct Host {
+pub struct Host<
+    S: ChunkStore + 'static = MemoryReserve,
+    I: IntervalStore + 'static = MemoryIntervalStore,
+> {
     pub peer_id: PeerId,
     pub addr: SocketAddr,
-    jobs: mpsc::UnboundedSender<Job>,
+    jobs: mpsc::UnboundedSender<Job<S, I>>,
 }
 
 impl Host {
-    /// Builds the swarm, listens on a loopback port and spawns its task on the current runtime.
+    /// A host whose chunks and intervals are kept in memory.
     pub async fn start(config: Config, overlay: Address) -> Result<Host, String> {
-        let behaviour = Behaviour::new(
-            config,
-            overlay,
-            MemoryReserve::new(overlay, 1),
-            MemoryIntervalStore::default(),
-        );
+        let reserve = MemoryReserve::new(overlay, 1);
+        Host::start_with(config, overlay, reserve, MemoryIntervalStore::default()).await
+    }
+}
+
+impl<S: ChunkStore + Send + 'static, I: IntervalStore + Send + 'static> Host<S, I> {
+    /// Builds the swarm on these stores, listens on a loopback port and spawns its task on the
+    /// current runtime.
+    pub async fn start_with(
+        config: Config,
+        overlay: Address,
+        reserve: S,
+        intervals: I,
+    ) -> Result<Self, String> {
+        let behaviour = Behaviour::new(config, overlay, reserve, intervals);
         // Optimistic protocol negotiation: a stream's first message goes out with its protocol
         // proposal instead of a round trip later.
         let mut swarm = tcp_swarm(behaviour, Some(Version::V1Lazy))?;
         let address = listen_loopback(&mut swarm).await?;
         let addr = socket_addr(&address).ok_or("listen address is not TCP/IPv4")?;
         let peer_id = *swarm.local_peer_id();
-        let (jobs, mut rx) = mpsc::unbounded_channel::<Job>();
+        let (jobs, mut rx) = mpsc::unbounded_channel::<Job<S, I>>();
         tokio::spawn(async move {
             let mut progress = Progress::default();
             loop {
@@ -98,10 +111,10 @@ impl Host {
     /// Runs `f` inside the host's task.
     pub async fn with<R: Send + 'static>(
         &self,
-        f: impl FnOnce(&mut Swarm<Pullsync>, &mut Progress) -> R + Send + 'static,
+        f: impl FnOnce(&mut Swarm<Pullsync<S, I>>, &mut Progress) -> R + Send + 'static,
     ) -> Result<R, String> {
         let (tx, rx) = oneshot::channel();
-        let job: Job = Box::new(move |swarm, progress| {
+        let job: Job<S, I> = Box::new(move |swarm, progress| {
             let _ = tx.send(f(swarm, progress));
         });
         self.jobs.send(job).map_err(|_| "host task stopped")?;

@@ -6,6 +6,7 @@
 //! (radius 0), which opens one page stream: Get, Offer, Want, n deliveries. The server holds
 //! exactly those n chunks in bin 0 and pulls nothing itself, like bee's benchmark host.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -13,6 +14,9 @@ use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::json;
 use syncscope_node::net::pullsync::Config;
+use syncscope_node::store::{
+    ChunkStore, DiskBlockStore, NodeBlockStore, PullsyncState, Records, Table,
+};
 use syncscope_proto::pullsync::{self, DeliveryMode, IntervalStore, MemoryReserve, RateLimit};
 use syncscope_proto::swarm::{simd_path, Address, Chunk, Stamp, STAMP_SIZE};
 use web_time::Instant;
@@ -146,11 +150,14 @@ pub fn run(args: Args) -> Result<(), String> {
         }
     }
     eprintln!("running sustained throughput, {} chunks", args.throughput_chunks);
-    let throughput = runtime.block_on(throughput(args.throughput_chunks))?;
+    let in_memory = runtime.block_on(throughput(args.throughput_chunks, false))?;
+    eprintln!("running sustained throughput into the redb reserve");
+    let on_disk = runtime.block_on(throughput(args.throughput_chunks, true))?;
     let mut table: Vec<report::Row> = rows.iter().map(row_json).collect();
-    table.push(throughput_json(&throughput));
+    table.push(throughput_json(&in_memory, "throughput"));
+    table.push(throughput_json(&on_disk, "throughput-redb"));
     let notes = match args.format {
-        Format::Table => notes(&rows, &throughput, args.ops),
+        Format::Table => notes(&rows, &in_memory, &on_disk, args.ops),
         _ => Vec::new(),
     };
     print!("{}", report::render(args.format, &table, &notes));
@@ -304,8 +311,10 @@ fn sim_row(case: Case, chunks: &[Chunk], ops: u32) -> Result<Row, String> {
 }
 
 /// Chunks per second from a fresh client syncing `count` random chunks (all bins) from a
-/// neighbour, every chunk verified and stored; timed from the dial to the last chunk stored.
-async fn throughput(count: u64) -> Result<Throughput, String> {
+/// neighbour, every chunk verified and stored; timed from the dial to the last chunk stored, in
+/// the client's memory reserve or, with `on_disk`, on its redb file (the node's own reserve,
+/// written behind: timed to the last chunk's write).
+async fn throughput(count: u64, on_disk: bool) -> Result<Throughput, String> {
     let mut rng = ChaCha8Rng::seed_from_u64(0x7468);
     let mut payload = vec![0u8; 4096];
     let chunks: Vec<Chunk> = (0..count).map(|_| random_chunk(&mut rng, &mut payload)).collect();
@@ -317,7 +326,45 @@ async fn throughput(count: u64) -> Result<Throughput, String> {
         })
         .await?
         .map_err(|e| e.to_string())?;
-    let client = Host::start(Config::default(), client_overlay()).await?;
+    if !on_disk {
+        let client = Host::start(Config::default(), client_overlay()).await?;
+        return timed_sync(&server, &client, count, async { Ok(()) }).await;
+    }
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let disk = DiskBlockStore::open(&dir.path().join("reserve.redb")).map_err(|e| e.to_string())?;
+    let store = Arc::new(NodeBlockStore::Persistent(disk));
+    let state =
+        PullsyncState::load(store.clone(), client_overlay(), 1).await.map_err(|e| e.to_string())?;
+    let client =
+        Host::start_with(Config::default(), client_overlay(), state.reserve, state.intervals)
+            .await?;
+    timed_sync(&server, &client, count, written(store, count)).await
+}
+
+/// Waits until the `count`th chunk (arrival number `count - 1`) is in `store`: writes land in
+/// order, so every earlier one is too.
+async fn written(store: Arc<NodeBlockStore>, count: u64) -> Result<(), String> {
+    let last = vec![(count - 1).to_be_bytes().to_vec()];
+    let deadline = Instant::now() + Duration::from_secs(600);
+    while store.records_at(Table::Chunks, last.clone()).await.map_err(|e| e.to_string())?[0]
+        .is_none()
+    {
+        if Instant::now() > deadline {
+            return Err("the reserve's writes never landed".into());
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    Ok(())
+}
+
+/// Dials `server` from `client` and times the sync of `count` chunks until they are stored and
+/// `settled` completes.
+async fn timed_sync<S: ChunkStore + Send + 'static, I: IntervalStore + Send + 'static>(
+    server: &Host,
+    client: &Host<S, I>,
+    count: u64,
+    settled: impl std::future::Future<Output = Result<(), String>>,
+) -> Result<Throughput, String> {
     let server_peer = server.peer_id;
     client
         .with(move |s, _| s.behaviour_mut().set_peer_overlay(server_peer, server_overlay()))
@@ -327,10 +374,12 @@ async fn throughput(count: u64) -> Result<Throughput, String> {
     let cpu_before = process_cpu_time();
     let start = Instant::now();
     client.connect(server.peer_id, server.addr).await?;
-    let end = tokio::time::timeout(Duration::from_secs(600), done)
+    tokio::time::timeout(Duration::from_secs(600), done)
         .await
         .map_err(|_| "throughput run timed out")?
         .map_err(|_| "host stopped")?;
+    settled.await?;
+    let end = Instant::now();
     let alloc = alloc_counter::snapshot().since(before).bytes;
     let cpu =
         process_cpu_time().zip(cpu_before).map(|(after, before)| after.saturating_sub(before));
@@ -415,13 +464,13 @@ fn row_json(row: &Row) -> report::Row {
     }))
 }
 
-fn throughput_json(t: &Throughput) -> report::Row {
+fn throughput_json(t: &Throughput, mode: &str) -> report::Row {
     let total = ms(t.elapsed);
     object(json!({
         "transport": Transport::Libp2p.label(),
         "n": t.chunks,
         "latency_ms": 0,
-        "mode": "throughput",
+        "mode": mode,
         "rate_limit": null,
         "time_ms_median": total,
         "time_ms_min": total,
@@ -434,7 +483,7 @@ fn throughput_json(t: &Throughput) -> report::Row {
 }
 
 /// What the table's rows mean, the throughput run's context, and the targets.
-fn notes(rows: &[Row], throughput: &Throughput, ops: u32) -> Vec<String> {
+fn notes(rows: &[Row], throughput: &Throughput, on_disk: &Throughput, ops: u32) -> Vec<String> {
     let mut out = vec![
         String::new(),
         "one op = one sync of bin 0 (bee's BenchmarkDeliveryLibP2P): n chunks offered, wanted and delivered into an empty store".into(),
@@ -460,6 +509,11 @@ fn notes(rows: &[Row], throughput: &Throughput, ops: u32) -> Vec<String> {
             simd_path()
         ),
     ];
+    out.push(format!(
+        "throughput-redb: the same into the node's own reserve on a redb file, written behind, timed to the last write: {:.0} chunks/s, {:.2} x memory",
+        on_disk.chunks_per_s(),
+        on_disk.chunks_per_s() / throughput.chunks_per_s()
+    ));
     if let Some(cpu) = throughput.cpu {
         out.push(format!(
             "  CPU: {:.2} s for both hosts = {:.1} us per chunk ({:.0} chunks per CPU-second); {} cores, load average {}",
