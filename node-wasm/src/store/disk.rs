@@ -159,13 +159,19 @@ impl Records for DiskBlockStore {
     async fn write_records(&self, writes: Vec<RecordWrite>) -> Result<(), StoreError> {
         on_blocking_pool("write records", self.db(), move |db| {
             let tx = db.begin_write()?;
+            // Each table opened once per transaction, not once per write.
+            let mut tables = Vec::with_capacity(Table::ALL.len());
+            for table in Table::ALL {
+                tables.push(tx.open_table(records_table(table))?);
+            }
             for RecordWrite { table, key, value } in &writes {
-                let mut table = tx.open_table(records_table(*table))?;
+                let table = &mut tables[*table as usize];
                 match value {
                     Some(value) => table.insert(&key[..], &value[..]).map(drop)?,
                     None => table.remove(&key[..]).map(drop)?,
                 }
             }
+            drop(tables);
             Ok(tx.commit()?)
         })
         .await

@@ -279,10 +279,8 @@ impl IntervalStore for PersistedIntervals {
         end: u64,
     ) -> Result<(), IntervalStoreError> {
         self.memory.add(peer, bin, start, end)?;
-        let mut record = vec![INTERVALS];
-        record.extend_from_slice(&peer.0);
-        record.push(bin);
-        let key = record.clone();
+        let key = intervals_key(peer, bin);
+        let mut record = key.clone();
         for (start, end) in self.memory.intervals(peer, bin).map_or(&[][..], |i| i.ranges()) {
             record.extend_from_slice(&start.to_be_bytes());
             record.extend_from_slice(&end.to_be_bytes());
@@ -298,10 +296,7 @@ impl IntervalStore for PersistedIntervals {
     fn reset_peer(&mut self, peer: &Address, epoch: u64) -> Result<(), IntervalStoreError> {
         self.memory.reset_peer(peer, epoch)?;
         for bin in 0..MAX_BINS {
-            let mut key = vec![INTERVALS];
-            key.extend_from_slice(&peer.0);
-            key.push(bin);
-            self.writes.send(RecordWrite::delete(Table::Pullsync, key));
+            self.writes.send(RecordWrite::delete(Table::Pullsync, intervals_key(peer, bin)));
         }
         let mut record = vec![PEER_EPOCH];
         record.extend_from_slice(&peer.0);
@@ -310,6 +305,15 @@ impl IntervalStore for PersistedIntervals {
         self.writes.send(RecordWrite::put(Table::Pullsync, key, record));
         Ok(())
     }
+}
+
+/// `INTERVALS || overlay || bin`: the key of a peer's intervals in a bin, and the start of
+/// their record.
+fn intervals_key(peer: &Address, bin: u8) -> Vec<u8> {
+    let mut key = vec![INTERVALS];
+    key.extend_from_slice(&peer.0);
+    key.push(bin);
+    key
 }
 
 fn epoch_record(epoch: u64) -> Vec<u8> {
