@@ -37,6 +37,15 @@ async fn pullsync_state_is_written_behind_and_loads_back_from_each_store() {
 }
 
 #[tokio::test]
+async fn a_failed_pullsync_write_leaves_nothing_half_written_in_each_store() {
+    let memory = Arc::new(NodeBlockStore::default());
+    block_store_suite::pullsync_state_after_a_failed_write(memory).await;
+    let dir = tempfile::tempdir().unwrap();
+    let disk = Arc::new(DiskBlockStore::open(&dir.path().join("failing.redb")).unwrap());
+    block_store_suite::pullsync_state_after_a_failed_write(disk).await;
+}
+
+#[tokio::test]
 async fn disk_store_keeps_blocks_across_reopening() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("blocks.redb");

@@ -99,6 +99,8 @@ async fn indexed_db_is_a_conforming_block_store() {
     block_store_suite::records(NodeBlockStore::Persistent(open("records").await)).await;
     let pullsync = NodeBlockStore::Persistent(open("pullsync").await);
     block_store_suite::pullsync_state(Arc::from(pullsync)).await;
+    let failing = Arc::from(NodeBlockStore::Persistent(open("failing").await));
+    block_store_suite::pullsync_state_after_a_failed_write(failing).await;
 }
 
 #[wasm_bindgen_test]

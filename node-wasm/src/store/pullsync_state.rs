@@ -9,6 +9,11 @@
 //! records are read back, each chunk verified against its address, and replayed in arrival
 //! order, which gives every chunk its bin ID of before: pullers' intervals over this reserve stay
 //! valid, and so does the epoch they were synced under.
+//!
+//! A failed write (over quota, say) loses its chunks from the store. Intervals written after it
+//! would claim them as synced, and they would never be pulled again after a restart: so from the
+//! first failure on, intervals are no longer written, and what is stored of them covers only
+//! chunks that are.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -18,7 +23,7 @@ use futures::channel::mpsc;
 use futures::StreamExt;
 
 use super::{ChunkStore, NodeBlockStore, RecordWrite, Records, StoreError, Table};
-use crate::cond_send::BoxFuture;
+use crate::cond_send::{BoxFuture, CondSync};
 use crate::rt;
 use syncscope_proto::pullsync::{
     BinEntry, ChunkPresence, IntervalStore, IntervalStoreError, MemoryIntervalStore, Reserve,
@@ -36,19 +41,15 @@ const PEER_EPOCH: u8 = 1;
 const INTERVALS: u8 = 2;
 
 /// The reserve and intervals a node starts with, written behind to its store.
-pub struct PullsyncState {
-    pub reserve: PersistedReserve,
+pub struct PullsyncState<S = NodeBlockStore> {
+    pub reserve: PersistedReserve<S>,
     pub intervals: PersistedIntervals,
 }
 
-impl PullsyncState {
+impl<S: Records + CondSync + 'static> PullsyncState<S> {
     /// Reads what `store` kept for the node at `overlay` (a fresh reserve whose epoch is `now`
     /// when it kept nothing) and starts the task that writes changes behind.
-    pub async fn load(
-        store: Arc<NodeBlockStore>,
-        overlay: Address,
-        now: u64,
-    ) -> Result<Self, StoreError> {
+    pub async fn load(store: Arc<S>, overlay: Address, now: u64) -> Result<Self, StoreError> {
         let (writes, pending) = mpsc::unbounded();
         let writes = Writes(writes);
         let mut intervals = PersistedIntervals::new(writes.clone());
@@ -117,11 +118,12 @@ impl Writes {
 }
 
 /// Writes what queued up while the last transaction ran, in one transaction.
-async fn write_behind(
-    store: Arc<NodeBlockStore>,
+async fn write_behind<S: Records>(
+    store: Arc<S>,
     mut pending: mpsc::UnboundedReceiver<Queued>,
     unwritten: Unwritten,
 ) {
+    let mut intervals_kept = true;
     while let Some(first) = pending.next().await {
         let mut bytes = 0;
         let mut batch = Vec::new();
@@ -129,7 +131,9 @@ async fn write_behind(
         let mut next = Some(first);
         while let Some(Queued { write, chunk }) = next.take() {
             bytes += write.key.len() + write.value.as_ref().map_or(0, Vec::len);
-            batch.push(write);
+            if intervals_kept || !holds_intervals(&write) {
+                batch.push(write);
+            }
             chunks.extend(chunk);
             if bytes < MAX_BATCH_BYTES {
                 next = pending.try_recv().ok();
@@ -145,23 +149,26 @@ async fn write_behind(
             }
             // The chunks stay in memory and are served until the node stops; the gap they leave
             // in the store gives the reserve a new epoch at the next start.
-            Err(error) => tracing::warn!(%error, writes, "pull-sync state not stored"),
+            Err(error) => {
+                tracing::warn!(%error, writes, "pull-sync state not stored; intervals no longer are");
+                intervals_kept = false;
+            }
         }
     }
 }
 
 /// The reserve's index in memory, and each chunk written to the store under its arrival number,
 /// where it is read back from to serve it.
-pub struct PersistedReserve {
+pub struct PersistedReserve<S = NodeBlockStore> {
     index: Reserve<u64>,
     /// Arrival number of the next chunk stored.
     next: u64,
     writes: Writes,
     unwritten: Unwritten,
-    store: Arc<NodeBlockStore>,
+    store: Arc<S>,
 }
 
-impl PersistedReserve {
+impl<S> PersistedReserve<S> {
     pub fn len(&self) -> usize {
         self.index.len()
     }
@@ -171,7 +178,7 @@ impl PersistedReserve {
     }
 }
 
-impl ChunkStore for PersistedReserve {
+impl<S: Records + CondSync + 'static> ChunkStore for PersistedReserve<S> {
     fn put(&mut self, chunk: Chunk) -> Result<bool, StoreError> {
         if self.index.insert(chunk.chunk_ref(), self.next).is_none() {
             return Ok(false);
@@ -212,7 +219,7 @@ impl ChunkStore for PersistedReserve {
     }
 }
 
-impl ReserveIndex for PersistedReserve {
+impl<S> ReserveIndex for PersistedReserve<S> {
     fn epoch(&self) -> u64 {
         self.index.epoch()
     }
@@ -226,7 +233,7 @@ impl ReserveIndex for PersistedReserve {
     }
 }
 
-impl ChunkPresence for PersistedReserve {
+impl<S> ChunkPresence for PersistedReserve<S> {
     fn has(&self, chunk: &ChunkRef) -> bool {
         self.index.has(chunk)
     }
@@ -305,6 +312,11 @@ impl IntervalStore for PersistedIntervals {
         self.writes.send(RecordWrite::put(Table::Pullsync, key, record));
         Ok(())
     }
+}
+
+/// A peer's intervals or epoch.
+fn holds_intervals(write: &RecordWrite) -> bool {
+    write.table == Table::Pullsync && matches!(write.key.first(), Some(&(PEER_EPOCH | INTERVALS)))
 }
 
 /// `INTERVALS || overlay || bin`: the key of a peer's intervals in a bin, and the start of

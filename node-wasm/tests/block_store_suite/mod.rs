@@ -2,10 +2,13 @@
 
 use bytes::Bytes;
 use cid::Cid;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
+use syncscope_node::cond_send::CondSync;
 use syncscope_node::store::{
-    BlockStore, ChunkStore, Manifest, NodeBlockStore, PullsyncState, RecordWrite, Records, Table,
+    BlockStore, ChunkStore, IndexedDbError, IndexedDbErrorKind, IndexedDbOp, Manifest,
+    NodeBlockStore, PullsyncState, RecordWrite, Records, StoreError, Table,
 };
 use syncscope_proto::bitswap::raw_cid;
 use syncscope_proto::pullsync::{IntervalStore, ReserveIndex};
@@ -115,7 +118,7 @@ pub async fn records(store: NodeBlockStore) {
 
 /// Waits until the write-behind task has written `chunks` chunk records and `state` pull-sync
 /// records.
-async fn flushed(store: &NodeBlockStore, chunks: usize, state: usize) {
+async fn flushed(store: &impl Records, chunks: usize, state: usize) {
     for _ in 0..500 {
         let written = (
             store.records(Table::Chunks).await.unwrap().len(),
@@ -156,7 +159,7 @@ pub async fn pullsync_state(store: Arc<NodeBlockStore>) {
     let expected: Vec<Option<Chunk>> = chunks[..3].iter().cloned().map(Some).collect();
     assert_eq!(read(&state.reserve, &chunks[..3]).await, expected, "queued or written");
     drop(state);
-    flushed(&store, 3, 4).await;
+    flushed(&*store, 3, 4).await;
 
     let mut state = PullsyncState::load(store.clone(), overlay, 200).await.unwrap();
     assert_eq!((state.reserve.len(), state.reserve.epoch()), (3, 100));
@@ -171,7 +174,83 @@ pub async fn pullsync_state(store: Arc<NodeBlockStore>) {
     assert_eq!(ranges, vec![(1, 3), (5, 6)]);
     assert!(state.reserve.put(chunks[3].clone()).unwrap());
     drop(state);
-    flushed(&store, 4, 4).await;
+    flushed(&*store, 4, 4).await;
     let state = PullsyncState::load(store, overlay, 300).await.unwrap();
     assert_eq!((state.reserve.len(), state.reserve.epoch()), (4, 100));
+}
+
+/// A store whose record writes fail, whole, while `failing` is set: as a full quota makes them.
+struct FailingWrites<S> {
+    inner: Arc<S>,
+    failing: AtomicBool,
+    failed: AtomicUsize,
+}
+
+impl<S: Records + CondSync> Records for FailingWrites<S> {
+    async fn records(&self, table: Table) -> Result<Vec<Vec<u8>>, StoreError> {
+        self.inner.records(table).await
+    }
+
+    async fn records_at(
+        &self,
+        table: Table,
+        keys: Vec<Vec<u8>>,
+    ) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+        self.inner.records_at(table, keys).await
+    }
+
+    async fn write_records(&self, writes: Vec<RecordWrite>) -> Result<(), StoreError> {
+        if self.failing.load(Ordering::SeqCst) {
+            self.failed.fetch_add(1, Ordering::SeqCst);
+            return Err(IndexedDbError::new(
+                IndexedDbOp::Commit,
+                IndexedDbErrorKind::QuotaExceeded,
+            )
+            .into());
+        }
+        self.inner.write_records(writes).await
+    }
+}
+
+/// A write that fails between two that land leaves nothing half-written: after a restart the
+/// intervals claim no chunk the failed write lost (they are pulled again), the gap gives the
+/// reserve a new epoch, and until then the lost chunks are served from memory.
+pub async fn pullsync_state_after_a_failed_write<S: Records + CondSync + 'static>(store: Arc<S>) {
+    let (overlay, peer) = (Address([0x55; 32]), Address([1; 32]));
+    let stamp = Stamp::new(Bytes::from(vec![9; STAMP_SIZE])).unwrap();
+    let chunks: Vec<Chunk> =
+        (0u32..7).map(|i| Chunk::new(&i.to_le_bytes(), stamp.clone()).unwrap()).collect();
+    let failing = Arc::new(FailingWrites {
+        inner: store.clone(),
+        failing: AtomicBool::new(false),
+        failed: AtomicUsize::new(0),
+    });
+    let mut state = PullsyncState::load(failing.clone(), overlay, 100).await.unwrap();
+    let mut pull = |range: std::ops::Range<usize>| {
+        for chunk in &chunks[range.clone()] {
+            assert!(state.reserve.put(chunk.clone()).unwrap());
+        }
+        state.intervals.add(&peer, 0, range.start as u64 + 1, range.end as u64).unwrap();
+    };
+    pull(0..2);
+    flushed(&*store, 2, 2).await;
+    failing.failing.store(true, Ordering::SeqCst);
+    pull(2..4);
+    while failing.failed.load(Ordering::SeqCst) == 0 {
+        syncscope_node::rt::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    failing.failing.store(false, Ordering::SeqCst);
+    pull(4..6);
+    // Written after everything before it (writes keep their order).
+    assert!(state.reserve.put(chunks[6].clone()).unwrap());
+    flushed(&*store, 5, 2).await;
+    let lost: Vec<Option<Chunk>> = chunks[2..4].iter().cloned().map(Some).collect();
+    assert_eq!(read(&state.reserve, &chunks[2..4]).await, lost, "served from memory");
+    drop(state);
+
+    let state = PullsyncState::load(store, overlay, 200).await.unwrap();
+    assert_eq!(state.intervals.next_missing(&peer, 0).unwrap(), 3, "pulled again from the gap");
+    assert_eq!(state.reserve.len(), 5);
+    assert_eq!(state.reserve.epoch(), 200, "a new epoch: the gap moved later bin IDs");
+    assert_eq!(read(&state.reserve, &chunks[2..4]).await, vec![None, None]);
 }
