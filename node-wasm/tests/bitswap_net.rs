@@ -17,7 +17,7 @@ use libp2p::identity::Keypair;
 use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use syncscope_node::cond_send::CondSend;
-use syncscope_node::net::bitswap::Config;
+use syncscope_node::net::bitswap::{Config, Event};
 use syncscope_node::store::{BlockKey, BlockStore, MemoryBlockStore, StoreError};
 use syncscope_proto::bitswap::{raw_cid, ProtocolVersion};
 
@@ -228,6 +228,30 @@ async fn a_slow_store_serves_stores_and_answers_fetches() {
     let stats = fetcher.with(|s| s.behaviour().stats()).await;
     assert_eq!(stats.counters.blocks_received, before, "nothing fetched twice");
     assert_eq!((stats.store_reads_in_flight, stats.store_writes_in_flight), (0, 0));
+}
+
+#[tokio::test]
+async fn a_fetched_block_is_reported_verified_before_its_put_commits_and_as_a_block_after() {
+    let all = blocks(1, 5);
+    let seed_node = seed(Config::default(), &all).await;
+    let store = SlowStore { blocks: MemoryBlockStore::new(), delay: Duration::from_millis(300) };
+    let mut fetcher = node_with(Config::default(), store).await;
+    connect(&mut fetcher, &[(seed_node.peer_id, seed_node.addr.clone())]).await;
+    let (cid, data) = all[0].clone();
+    let fetch = fetcher.with(move |s| s.behaviour_mut().fetch([cid])).await;
+    let verified = fetcher
+        .wait_event(|e| match e {
+            Event::Verified { fetch: f, cid: c, data } if (*f, *c) == (fetch, cid) => {
+                Some(data.clone())
+            }
+            _ => None,
+        })
+        .await;
+    assert_eq!(verified, data);
+    let stored = || fetcher.with(|s| s.behaviour().store().blocks.len());
+    assert_eq!(stored().await, 0, "reported before the put committed");
+    assert_eq!(fetched(&mut fetcher, fetch).await.len(), 1);
+    assert_eq!(fetcher.with(|s| s.behaviour().store().blocks.len()).await, 1, "and then stored");
 }
 
 #[tokio::test]

@@ -283,6 +283,13 @@ impl Driver {
                     self.emit(NodeEvent::Fetch(update));
                 }
             }
+            bitswap::Event::Verified { fetch, cid, data } => {
+                let bitswap = &mut self.swarm.behaviour_mut().bitswap;
+                if let Some(update) = self.fetches.on_verified(bitswap, fetch, (cid, &data)) {
+                    self.yield_pullsync();
+                    self.emit(NodeEvent::Fetch(update));
+                }
+            }
             bitswap::Event::Misbehaved { peer, error } => {
                 tracing::warn!(%peer, %error, "bitswap peer misbehaved");
                 self.emit(NodeEvent::Misbehaved { peer, error: Misbehaviour::Bitswap(error) });

@@ -89,9 +89,27 @@ struct Fetch {
     /// What the final walk needs: the DAG's inner nodes whole, and of each raw leaf its length.
     inner_nodes: HashMap<Cid, Bytes>,
     leaf_sizes: HashMap<Cid, usize>,
+    /// Blocks whose links were asked for while they were being stored.
+    walked_ahead: HashSet<Cid>,
 }
 
 impl Fetch {
+    /// Asks for the blocks `cid` links to that the fetch does not have or want yet.
+    fn follow_links(
+        &mut self,
+        bitswap: &mut NodeBitswap,
+        session: SessionId,
+        cid: Cid,
+        data: &Bytes,
+    ) -> Result<(), String> {
+        let links = block_links(&cid, data).map_err(|e| format!("block {cid}: {e}"))?;
+        let new: Vec<Cid> = links.into_iter().filter(|l| self.outstanding.insert(*l)).collect();
+        if !new.is_empty() && bitswap.fetch_more(session, new).is_err() {
+            return Err("the fetch was closed".into());
+        }
+        Ok(())
+    }
+
     /// Keeps what [`Fetches::finish`] walks, without holding on to the file's data.
     fn remember(&mut self, cid: Cid, data: &Bytes) {
         if cid.codec() == RAW {
@@ -162,6 +180,7 @@ impl Fetches {
             received_before: Received::now(bitswap),
             inner_nodes: HashMap::new(),
             leaf_sizes: HashMap::new(),
+            walked_ahead: HashSet::new(),
         };
         self.by_session.insert(session, fetch);
     }
@@ -174,8 +193,24 @@ impl Fetches {
         self.by_session.values().any(|f| f.root == *root)
     }
 
-    /// A block of `session` arrived (`from_store`: read from the node's own store): asks for what
-    /// it links to and reports progress, or the end.
+    /// A block of `session` arrived and is being stored: what it links to is asked for at once,
+    /// rather than once it is stored.
+    pub fn on_verified(
+        &mut self,
+        bitswap: &mut NodeBitswap,
+        session: SessionId,
+        (cid, data): (Cid, &Bytes),
+    ) -> Option<FetchUpdate> {
+        let fetch = self.by_session.get_mut(&session)?;
+        if !fetch.outstanding.contains(&cid) || !fetch.walked_ahead.insert(cid) {
+            return None;
+        }
+        let error = fetch.follow_links(bitswap, session, cid, data).err()?;
+        Some(self.fail(bitswap, session, error))
+    }
+
+    /// A block of `session` is stored (`from_store`: it was before the fetch asked): asks for
+    /// what it links to, unless that was done when it arrived, and reports progress, or the end.
     pub fn on_block(
         &mut self,
         bitswap: &mut NodeBitswap,
@@ -190,13 +225,10 @@ impl Fetches {
         fetch.from_store += u64::from(from_store);
         fetch.bytes += data.len() as u64;
         fetch.remember(cid, data);
-        let links = match block_links(&cid, data) {
-            Ok(links) => links,
-            Err(e) => return Some(self.fail(bitswap, session, format!("block {cid}: {e}"))),
-        };
-        let new: Vec<Cid> = links.into_iter().filter(|l| fetch.outstanding.insert(*l)).collect();
-        if !new.is_empty() && bitswap.fetch_more(session, new).is_err() {
-            return Some(self.fail(bitswap, session, "the fetch was closed".into()));
+        if !fetch.walked_ahead.remove(&cid) {
+            if let Err(error) = fetch.follow_links(bitswap, session, cid, data) {
+                return Some(self.fail(bitswap, session, error));
+            }
         }
         if fetch.outstanding.is_empty() {
             return Some(self.finish(bitswap, session));

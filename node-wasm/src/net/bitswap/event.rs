@@ -31,6 +31,10 @@ pub enum Event {
     /// A verified block `fetch` asked for, now in the store; `from_store`: it was there before
     /// the fetch asked, so no peer sent it.
     Block { fetch: SessionId, cid: Cid, data: Bytes, from_store: bool },
+    /// A block `fetch` asked for arrived from a peer and was verified, and is being stored: it
+    /// comes again as [`Event::Block`] once stored. Lets a fetch read the block's links without
+    /// waiting for the store's commit.
+    Verified { fetch: SessionId, cid: Cid, data: Bytes },
     /// Every block `fetch` asked for so far has arrived. The fetch stays open for more
     /// ([`Behaviour::fetch_more`]) until [`Behaviour::close`].
     FetchDone { fetch: SessionId },

@@ -281,7 +281,9 @@ impl<S: BlockStore> Glue for BitswapGlue<S> {
                     self.deliver(ctx, session, cid, block.into_data(), false);
                     return;
                 }
-                self.store_block(ctx, cid, block.into_data(), |s| s.fetches.push(session));
+                let data = block.into_data();
+                ctx.emit(Event::Verified { fetch: session, cid, data: data.clone() });
+                self.store_block(ctx, cid, data, |s| s.fetches.push(session));
             }
             bitswap::Event::Load(cid) => {
                 let store = self.store.clone();
