@@ -7,7 +7,12 @@ mod block_store_suite;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use syncscope_node::store::{BlockStore, DiskBlockStore, MemoryBlockStore, NodeBlockStore};
+use std::time::{Duration, Instant};
+
+use syncscope_node::store::{
+    BatchWrite, BlockKey, BlockStore, DiskBlockStore, GroupCommit, MemoryBlockStore,
+    NodeBlockStore, StoreError,
+};
 use syncscope_proto::bitswap::raw_cid;
 
 #[test]
@@ -63,4 +68,43 @@ fn a_file_that_is_not_a_block_database_is_a_clear_error() {
     std::fs::write(&path, vec![0x5a; 10_000]).unwrap();
     let error = DiskBlockStore::open(&path).err().unwrap().to_string();
     assert!(error.starts_with("disk store failed to open the block database: "), "{error}");
+}
+
+/// Counts the blocks of each transaction.
+#[derive(Default)]
+struct Transactions(std::sync::Mutex<Vec<usize>>);
+
+impl BatchWrite for Transactions {
+    async fn write(&self, batch: Vec<(BlockKey, Bytes)>) -> Result<(), StoreError> {
+        self.0.lock().unwrap().push(batch.len());
+        Ok(())
+    }
+}
+
+fn key(i: u8) -> (BlockKey, Bytes) {
+    (*raw_cid(&[i]).hash(), Bytes::from(vec![i]))
+}
+
+#[tokio::test]
+async fn a_paced_group_commit_gathers_the_puts_of_its_pace_and_writes_a_lone_put_at_once() {
+    let pace = Duration::from_millis(200);
+    let writes = GroupCommit::paced(Transactions::default(), pace);
+    let lone_put = |i| {
+        let put = writes.put(vec![key(i)]);
+        async move {
+            let started = Instant::now();
+            put.await.unwrap();
+            assert!(started.elapsed() < pace / 2, "a put after a quiet pace waits for nothing");
+        }
+    };
+    lone_put(0).await;
+    // Within the pace of the first transaction: these wait for it to end, and go out together
+    // (unpaced, the first four would go at once and the late one alone).
+    let puts: Vec<_> = (1..=4).map(|i| writes.put(vec![key(i)])).collect();
+    tokio::time::sleep(pace / 4).await;
+    let late = writes.put(vec![key(5)]);
+    futures::future::try_join_all(puts.into_iter().chain([late])).await.unwrap();
+    tokio::time::sleep(pace * 2).await;
+    lone_put(6).await;
+    assert_eq!(*writes.backend().0.lock().unwrap(), [1, 5, 1]);
 }

@@ -1,7 +1,12 @@
 //! Group commit: puts that arrive while a write is under way wait, and go out together in the next
 //! one. A backend whose every transaction costs a fixed price (an `fsync`, an IndexedDB commit)
-//! then spends one per batch of deliveries rather than one per block, with no timer to tune: under
-//! load batches grow by themselves, and a lone put is written at once.
+//! then spends one per batch of deliveries rather than one per block: under load batches grow by
+//! themselves, and a lone put is written at once.
+//!
+//! A backend whose transactions finish well within the time between deliveries would still write
+//! one block per transaction. [`GroupCommit::paced`] starts at most one transaction per `pace`
+//! under sustained load, so that puts arriving in between join it; after a quiet `pace` a put is
+//! again written at once.
 //!
 //! A put's future resolves when the transaction holding it has committed, so a block counts as
 //! stored only once it is.
@@ -11,6 +16,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use bytes::Bytes;
 use futures::channel::oneshot;
+
+use web_time::{Duration, Instant};
 
 use super::{BlockKey, StoreError};
 use crate::cond_send::{CondSend, CondSync};
@@ -36,6 +43,7 @@ pub struct GroupCommit<W> {
 
 struct Shared<W> {
     backend: W,
+    pace: Duration,
     queue: Mutex<Queue>,
 }
 
@@ -43,6 +51,8 @@ struct Shared<W> {
 struct Queue {
     waiting: Vec<Waiting>,
     writing: bool,
+    /// When the last transaction started, for the pace.
+    last_write: Option<Instant>,
 }
 
 struct Waiting {
@@ -51,8 +61,15 @@ struct Waiting {
 }
 
 impl<W: BatchWrite> GroupCommit<W> {
+    /// Starts each transaction as soon as the one before it has committed.
     pub fn new(backend: W) -> Self {
-        Self { shared: Arc::new(Shared { backend, queue: Mutex::default() }) }
+        Self::paced(backend, Duration::ZERO)
+    }
+
+    /// Starts each transaction once the one before it has committed and at least `pace` after
+    /// it started.
+    pub fn paced(backend: W, pace: Duration) -> Self {
+        Self { shared: Arc::new(Shared { backend, pace, queue: Mutex::default() }) }
     }
 
     pub fn backend(&self) -> &W {
@@ -85,6 +102,10 @@ impl<W: BatchWrite> Shared<W> {
     /// Writes batches until nothing waits.
     async fn write_all(self: Arc<Self>) {
         loop {
+            let since_last = self.lock().last_write.map(|at| at.elapsed());
+            if let Some(wait) = since_last.and_then(|since| self.pace.checked_sub(since)) {
+                rt::sleep(wait).await;
+            }
             let batch = self.next_batch();
             if batch.is_empty() {
                 return;
@@ -111,6 +132,9 @@ impl<W: BatchWrite> Shared<W> {
             take += 1;
         }
         queue.writing = take > 0;
+        if take > 0 {
+            queue.last_write = Some(Instant::now());
+        }
         queue.waiting.drain(..take).collect()
     }
 }
