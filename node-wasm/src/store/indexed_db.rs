@@ -39,7 +39,7 @@ const SCHEMA_VERSION: u32 = 6;
 /// transaction of one 256 KiB block commits in 5-10 ms, well within the time between two
 /// deliveries of a fetch, so unpaced a 64 MiB fetch ran 200 transactions of one or two blocks,
 /// whose fixed costs (on the page, in the writer worker and in the browser's IndexedDB backend)
-/// took the CPU the fetch needed. Paced, it runs about 20 of 1-5 MiB.
+/// took the CPU the fetch needed. Paced, it runs about 40 of 1-3 MiB.
 const WRITE_PACE: Duration = Duration::from_millis(40);
 
 /// One node's IndexedDB database.
