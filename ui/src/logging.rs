@@ -1,5 +1,6 @@
 //! The browser console log: INFO and above unless the page's `?log=` asks for another level
-//! (`error`, `warn`, `info`, `debug`, `trace`).
+//! (`error`, `warn`, `info`, `debug`; `trace` only in a debug build: the release page is built
+//! without TRACE events, `release_max_level_debug` in `Cargo.toml`, to keep its wasm small).
 //!
 //! Every event is a `console.log` call. At TRACE, tracing-wasm's default, libp2p's per-frame
 //! events took more time than moving the data: 4.3 s of a 7.2 s fetch of 8 MiB went to the
