@@ -8,11 +8,13 @@ use futures::future::try_join_all;
 use syncscope_node::store::{BlockStore, IndexedDbBlockStore};
 use syncscope_proto::bitswap::raw_cid;
 use wasm_bindgen::prelude::*;
+use web_time::Duration;
 
 /// Puts `count` distinct blocks of `block_size` bytes into a fresh database and returns the
 /// milliseconds until the last one committed. Batched, every put is issued at once and the store
 /// groups them into transactions as it does under a fetch; otherwise each put waits for the one
-/// before, one transaction each. The database is deleted afterwards.
+/// before, one transaction each, unpaced (the node's pace would time its own interval instead).
+/// The database is deleted afterwards.
 #[wasm_bindgen]
 pub async fn measure_block_store(
     block_size: usize,
@@ -20,7 +22,10 @@ pub async fn measure_block_store(
     batched: bool,
 ) -> Result<f64, JsError> {
     let name = format!("syncscope-measure-{}", js_sys::Date::now());
-    let store = IndexedDbBlockStore::open(&name).await?;
+    let store = match batched {
+        true => IndexedDbBlockStore::open(&name).await?,
+        false => IndexedDbBlockStore::open_paced(&name, Duration::ZERO).await?,
+    };
     let blocks: Vec<(Cid, Bytes)> = (0..count).map(|i| block(i, block_size)).collect();
     let started = now_ms();
     if batched {

@@ -16,7 +16,6 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use bytes::Bytes;
 use futures::channel::oneshot;
-
 use web_time::{Duration, Instant};
 
 use super::{BlockKey, StoreError};
@@ -103,7 +102,8 @@ impl<W: BatchWrite> Shared<W> {
     async fn write_all(self: Arc<Self>) {
         loop {
             let since_last = self.lock().last_write.map(|at| at.elapsed());
-            if let Some(wait) = since_last.and_then(|since| self.pace.checked_sub(since)) {
+            let wait = since_last.and_then(|since| self.pace.checked_sub(since));
+            if let Some(wait) = wait.filter(|wait| !wait.is_zero()) {
                 rt::sleep(wait).await;
             }
             let batch = self.next_batch();

@@ -200,7 +200,13 @@ pub struct IndexedDbBlockStore {
 
 impl IndexedDbBlockStore {
     pub async fn open(name: &str) -> Result<Self, StoreError> {
-        Ok(Self { writes: GroupCommit::paced(IndexedDbStore::open(name).await?, WRITE_PACE) })
+        Self::open_paced(name, WRITE_PACE).await
+    }
+
+    /// With block transactions paced at `pace` rather than the node's ([`GroupCommit::paced`]);
+    /// zero starts each as soon as the one before it has committed.
+    pub async fn open_paced(name: &str, pace: Duration) -> Result<Self, StoreError> {
+        Ok(Self { writes: GroupCommit::paced(IndexedDbStore::open(name).await?, pace) })
     }
 
     fn db(&self) -> &IndexedDbStore {
