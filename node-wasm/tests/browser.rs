@@ -164,3 +164,48 @@ async fn each_tab_claims_its_own_stored_node_and_a_reload_gets_it_back() {
     assert_eq!(reloaded.keypair.public().to_peer_id(), first_id);
     assert_eq!(reloaded.blocks.get(&raw_cid(&data)).await.unwrap(), Some(data));
 }
+
+/// Every block of the DAG under `root` in `store`: each must be there.
+async fn stored_dag(store: &NodeBlockStore, root: cid::Cid) -> usize {
+    let (mut next, mut count) = (vec![root], 0);
+    while let Some(cid) = next.pop() {
+        let data = store.get(&cid).await.unwrap().unwrap_or_else(|| panic!("{cid} not stored"));
+        next.extend(syncscope_node::content::block_links(&cid, &data).unwrap());
+        count += 1;
+    }
+    count
+}
+
+#[wasm_bindgen_test]
+async fn an_added_files_manifest_is_kept_only_once_its_blocks_are_stored() {
+    use futures::StreamExt;
+    use syncscope_node::node::{self, NodeConfig, NodeEvent, RelayAddress, StoredChange};
+
+    let store = IndexedDbBlockStore::open(&fresh_db("manifest-order")).await.unwrap();
+    // A relay nothing answers at: adding is the node's own work.
+    let relay = RelayAddress {
+        peer_id: Keypair::generate_ed25519().public().to_peer_id(),
+        addrs: vec!["/ip4/127.0.0.1/tcp/9/ws".parse().unwrap()],
+    };
+    let config = NodeConfig::new(relay).with_block_store(NodeBlockStore::Persistent(store));
+    let store = config.blocks.clone();
+    let mut node = node::start(config).await.unwrap();
+    // A put just committed: the file's blocks wait for the store's pace (40 ms) before theirs,
+    // so that a manifest kept too early would be seen before its blocks.
+    let first = Bytes::from_static(b"first");
+    store.put(raw_cid(&first), first).await.unwrap();
+    // 1 MiB and a byte: five leaves and a root.
+    let data: Vec<u8> =
+        (0..(1 << 20) + 1).map(|i: u32| (i.wrapping_mul(2654435761) >> 7) as u8).collect();
+    node.add_bytes("order.bin", &data).unwrap();
+    let manifest = loop {
+        match node.events.next().await.unwrap() {
+            NodeEvent::Stored(StoredChange::Kept(m)) => break m,
+            NodeEvent::Error { error } => panic!("{error}"),
+            _ => {}
+        }
+    };
+    assert!(manifest.complete && manifest.size == data.len() as u64, "{manifest:?}");
+    assert_eq!(stored_dag(&store, manifest.root).await, 6, "every block stored when listed");
+    assert_eq!(store.manifests().await.unwrap(), vec![manifest]);
+}
