@@ -177,3 +177,22 @@ async fn three_seeds_holding_the_same_chunks_deliver_each_chunk_once() {
     .sum();
     assert_eq!(sent, total as u64, "the seeds sent each chunk once between them");
 }
+
+/// A peer that does not speak pull-sync (an IPFS node, say) is asked once per connection: the
+/// failed negotiation marks the connection, and the core never sees the peer. Asked again, it
+/// would be every half second for as long as the connection lives.
+#[tokio::test]
+async fn a_peer_that_does_not_speak_pullsync_is_asked_once_and_left_alone() {
+    let node =
+        Running::start(node(Keypair::generate_ed25519(), overlay(0), Config::default())).await;
+    let foreign =
+        Running::start(swarm(Keypair::generate_ed25519(), libp2p_stream::Behaviour::new())).await;
+    node.dial(foreign.addr.clone()).await;
+    node.wait_connected(foreign.peer_id, true).await;
+    eventually(&node, |s| s.behaviour().stats().unsupported_connections == 1).await;
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    let stats = node.with(|s| s.behaviour().stats()).await;
+    assert_eq!((stats.peers, stats.unsupported_connections), (0, 1), "{stats:?}");
+    assert_eq!(stats.peers_disconnected, 0, "not speaking a protocol is no offence");
+    assert!(node.is_connected(foreign.peer_id).await, "the connection stays for other protocols");
+}

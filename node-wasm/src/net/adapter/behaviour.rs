@@ -166,7 +166,7 @@ impl<G: Glue> Behaviour<G> {
             .connections
             .iter()
             .filter_map(|id| connections.get(id))
-            .filter(|c| !c.closing)
+            .filter(|c| c.usable())
             .map(|c| &c.state);
         let info = self.glue.peer_info(peer, &mut usable);
         self.set_connected(now, peer, info);
@@ -202,7 +202,8 @@ impl<G: Glue> Behaviour<G> {
 
     fn new_handler(&mut self, peer: PeerId, conn: ConnectionId) -> Handler<G::Streams> {
         let (state, streams) = self.glue.new_connection(peer);
-        self.link.connections.insert(conn, Connection { peer, state, closing: false });
+        let connection = Connection { peer, state, closing: false, remote_supports: true };
+        self.link.connections.insert(conn, connection);
         Handler::new(streams, self.glue.max_inbound_streams(), self.busy)
     }
 
@@ -251,6 +252,9 @@ impl<G: Glue> Behaviour<G> {
                 self.link.stats.streams_refused += 1;
                 return;
             }
+            HandlerEvent::RemoteSupport(supports) => {
+                return self.remote_support(peer, conn, supports)
+            }
             HandlerEvent::Streams(event) => event,
         };
         if self.link.connections.get(&conn).is_none_or(|c| c.closing) {
@@ -262,6 +266,20 @@ impl<G: Glue> Behaviour<G> {
         glue.on_streams_event(&mut ctx, Origin { peer, conn }, event);
         self.drain(now);
         self.link.input = None;
+    }
+
+    /// A peer is usable only over connections whose remote speaks the protocol: a foreign peer
+    /// (a plain IPFS node, the relay) is never asked again once it has said it does not.
+    fn remote_support(&mut self, peer: PeerId, conn: ConnectionId, supports: bool) {
+        let Some(c) = self.link.connections.get_mut(&conn) else { return };
+        c.remote_supports = supports;
+        if !supports {
+            tracing::debug!(%peer, protocol = G::PROTOCOL, "the remote does not speak the protocol");
+            self.link.stats.unsupported_connections += 1;
+        }
+        let now = Instant::now();
+        self.refresh_peer(now, peer);
+        self.drain(now);
     }
 
     /// Fires the core's timer once due and re-arms it for the next deadline. Deadlines that move

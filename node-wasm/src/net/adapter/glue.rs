@@ -44,7 +44,7 @@ pub trait Glue: Sized + 'static {
     /// Inbound streams a connection reads at once; more are refused.
     fn max_inbound_streams(&self) -> usize;
     /// What the core is told when `peer` becomes usable over `connections` (established, not
-    /// closing, oldest first), or `None` while it is not.
+    /// closing, speaking the protocol, oldest first), or `None` while it is not.
     fn peer_info(
         &self,
         peer: PeerId,
@@ -103,6 +103,16 @@ pub(super) struct Connection<C> {
     pub(super) state: C,
     /// Being closed for an offence: nothing more it reports is read.
     pub(super) closing: bool,
+    /// The remote speaks the protocol, as far as its identify and negotiation tell
+    /// ([`super::HandlerEvent::RemoteSupport`]).
+    pub(super) remote_supports: bool,
+}
+
+impl<C> Connection<C> {
+    /// Whether the protocol may run on it.
+    pub(super) fn usable(&self) -> bool {
+        !self.closing && self.remote_supports
+    }
 }
 
 #[derive(Debug, Default)]
@@ -122,6 +132,8 @@ pub struct LinkStats {
     pub peers_disconnected: u64,
     /// Inbound streams refused because a connection had too many open.
     pub streams_refused: u64,
+    /// Connections whose remote turned out not to speak the protocol.
+    pub unsupported_connections: u64,
 }
 
 /// The adapter's state that the glue works through.
@@ -191,11 +203,12 @@ impl<G: Glue> Ctx<'_, G> {
         self.link.refresh.push(peer);
     }
 
-    /// `peer`'s established connections that are not closing, oldest first.
+    /// `peer`'s established connections that are not closing and whose remote speaks the
+    /// protocol, oldest first.
     pub fn connections(&self, peer: PeerId) -> impl Iterator<Item = (ConnectionId, &G::Conn)> {
         let ids = self.link.peers.get(&peer).map(|p| p.connections.as_slice()).unwrap_or_default();
         ids.iter().filter_map(|id| {
-            let c = self.link.connections.get(id).filter(|c| !c.closing)?;
+            let c = self.link.connections.get(id).filter(|c| c.usable())?;
             Some((*id, &c.state))
         })
     }

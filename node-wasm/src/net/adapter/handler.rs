@@ -1,7 +1,8 @@
 //! The one `ConnectionHandler`: what every protocol's connection does alike (negotiation, the
-//! inbound-stream cap, keep-alive while the node is busy), around a protocol's [`Streams`], which
-//! does that protocol's reads and writes.
+//! inbound-stream cap, keep-alive while the node is busy, whether the remote speaks the protocol),
+//! around a protocol's [`Streams`], which does that protocol's reads and writes.
 
+use std::collections::HashSet;
 use std::convert::Infallible;
 use std::fmt::Debug;
 use std::sync::Arc;
@@ -9,11 +10,12 @@ use std::task::{Context, Poll};
 
 use libp2p::swarm::handler::{
     ConnectionEvent, DialUpgradeError, FullyNegotiatedInbound, FullyNegotiatedOutbound,
+    ProtocolsChange,
 };
 use libp2p::swarm::{
     ConnectionHandler, ConnectionHandlerEvent, StreamUpgradeError, SubstreamProtocol,
 };
-use libp2p::Stream;
+use libp2p::{Stream, StreamProtocol};
 
 use super::upgrade::{ProtocolId, Upgrade};
 
@@ -62,6 +64,10 @@ pub enum HandlerEvent<E> {
     Streams(E),
     /// An inbound stream beyond the cap was refused (reset).
     InboundRefused,
+    /// Whether the remote speaks the protocol changed: `false` once its identify lists none of
+    /// the protocol's names, or once negotiating an outbound stream failed (for good, on this
+    /// connection); `true` again if a later identify lists one, before any negotiation failed.
+    RemoteSupport(bool),
 }
 
 pub struct Handler<S> {
@@ -70,11 +76,56 @@ pub struct Handler<S> {
     busy: bool,
     /// Inbound streams refused and not reported yet.
     refused: usize,
+    /// The protocols the remote lists in identify, once it has.
+    remote_protocols: HashSet<StreamProtocol>,
+    /// An outbound stream of this protocol failed to negotiate: the remote does not speak it, and
+    /// asking again on this connection would only fail again.
+    negotiation_failed: bool,
+    /// What the behaviour was last told of the remote's support, and what it is to be told.
+    support: Support,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Support {
+    told: bool,
+    now: bool,
 }
 
 impl<S: Streams> Handler<S> {
     pub fn new(streams: S, max_inbound_streams: usize, busy: bool) -> Self {
-        Self { streams, max_inbound_streams, busy, refused: 0 }
+        Self {
+            streams,
+            max_inbound_streams,
+            busy,
+            refused: 0,
+            remote_protocols: HashSet::new(),
+            negotiation_failed: false,
+            // Until identify says otherwise, a remote is taken to speak the protocol.
+            support: Support { told: true, now: true },
+        }
+    }
+
+    fn remote_protocols_changed(&mut self, change: ProtocolsChange) {
+        match change {
+            ProtocolsChange::Added(added) => self.remote_protocols.extend(added.cloned()),
+            ProtocolsChange::Removed(removed) => {
+                for protocol in removed {
+                    self.remote_protocols.remove(protocol);
+                }
+            }
+        }
+        let ours = self.streams.inbound_protocols();
+        let listed =
+            ours.iter().any(|p| self.remote_protocols.iter().any(|r| r.as_ref() == p.name()));
+        self.support.now = listed && !self.negotiation_failed;
+    }
+
+    fn outbound_failed(&mut self, info: S::OpenInfo, error: StreamUpgradeError<Infallible>) {
+        if matches!(error, StreamUpgradeError::NegotiationFailed) {
+            self.negotiation_failed = true;
+            self.support.now = false;
+        }
+        self.streams.on_outbound_failed(info, error);
     }
 
     fn accept(&mut self, stream: Stream, protocol: S::Protocol) {
@@ -126,8 +177,9 @@ impl<S: Streams> ConnectionHandler for Handler<S> {
                 info,
             }) => self.streams.on_outbound(stream, protocol, info),
             ConnectionEvent::DialUpgradeError(DialUpgradeError { info, error }) => {
-                self.streams.on_outbound_failed(info, error)
+                self.outbound_failed(info, error)
             }
+            ConnectionEvent::RemoteProtocolsChange(change) => self.remote_protocols_changed(change),
             _ => {}
         }
     }
@@ -141,6 +193,12 @@ impl<S: Streams> ConnectionHandler for Handler<S> {
             self.refused -= 1;
             return Poll::Ready(ConnectionHandlerEvent::NotifyBehaviour(
                 HandlerEvent::InboundRefused,
+            ));
+        }
+        if self.support.told != self.support.now {
+            self.support.told = self.support.now;
+            return Poll::Ready(ConnectionHandlerEvent::NotifyBehaviour(
+                HandlerEvent::RemoteSupport(self.support.now),
             ));
         }
         self.streams.poll(cx).map(|event| match event {

@@ -39,6 +39,9 @@ pub struct Stats {
     pub peers_disconnected: u64,
     /// Inbound streams refused because a connection had too many open.
     pub streams_refused: u64,
+    /// Connections whose remote does not speak the protocol (by its identify, or a failed
+    /// negotiation): it is never opened there again.
+    pub unsupported_connections: u64,
 }
 
 /// Bitswap over libp2p: the adapter driving a Bitswap [`Node`], standalone so that any swarm can
@@ -141,6 +144,7 @@ impl<S: BlockStore> Behaviour<S> {
             store_failures: glue.store_failures,
             peers_disconnected: link.peers_disconnected,
             streams_refused: link.streams_refused,
+            unsupported_connections: link.unsupported_connections,
         }
     }
 

@@ -28,6 +28,9 @@ pub struct Stats {
     pub peers_disconnected: u64,
     /// Inbound streams refused because a connection had too many open.
     pub streams_refused: u64,
+    /// Connections whose remote does not speak the protocol (by its identify, or a failed
+    /// negotiation): it is never opened there again.
+    pub unsupported_connections: u64,
     /// Chunks per second delivered in the last complete second.
     pub delivery_rate: f64,
     /// Frames waiting to be written to sockets.
@@ -133,6 +136,7 @@ impl<S: ChunkStore + 'static, I: IntervalStore + 'static> Behaviour<S, I> {
             store_failures: glue.store_failures,
             peers_disconnected: link.peers_disconnected,
             streams_refused: link.streams_refused,
+            unsupported_connections: link.unsupported_connections,
             delivery_rate: glue
                 .metrics
                 .delivery_rate()
