@@ -9,7 +9,7 @@
 // at https://opensource.org/licenses/MIT.
 
 pub mod header;
-mod io;
+pub(crate) mod io;
 
 use futures::future::Either;
 use header::{Data, GoAway, Header, Ping, StreamId, WindowUpdate};

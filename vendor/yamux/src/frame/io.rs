@@ -25,7 +25,15 @@ use std::{
 /// Limits the amount of bytes a remote can cause the local node to allocate at once when reading.
 ///
 /// Chosen based on intuition in past iterations.
-const MAX_FRAME_BODY_LEN: usize = crate::MIB;
+/// syncscope patch: 16 MiB instead of 1 MiB. js-libp2p's yamux (`@libp2p/yamux` 8) sends a data
+/// frame as large as the whole send window it holds, and a stream's auto-tuned receive window here
+/// grows past 1 MiB: Helia's answers then arrived in 1.5 MiB frames and upstream closed the
+/// connection (`FrameTooLarge`). A stream's window is capped at this size
+/// ([`crate::connection::stream::flow_control`]), so a peer within its window never exceeds it.
+pub(crate) const MAX_FRAME_BODY_LEN: usize = 16 * crate::MIB;
+/// syncscope patch: a frame's body buffer starts this large and grows as its bytes arrive, so a
+/// header that announces a large frame costs nothing until its data is sent.
+const FIRST_BODY_ALLOCATION: usize = 64 * 1024;
 
 /// A [`Stream`] and writer of [`Frame`] values.
 #[derive(Debug)]
@@ -245,7 +253,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Stream for Io<T> {
                         this.read_state = ReadState::Body {
                             header,
                             offset: 0,
-                            buffer: vec![0; body_len],
+                            buffer: vec![0; body_len.min(FIRST_BODY_ALLOCATION)],
                         };
 
                         continue;
@@ -277,7 +285,11 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Stream for Io<T> {
                         return Poll::Ready(Some(Ok(Frame { header: h, body: v })));
                     }
 
-                    let buf = &mut buffer[*offset..body_len];
+                    if *offset == buffer.len() {
+                        // syncscope patch: grow the body buffer by doubling as bytes arrive.
+                        buffer.resize((buffer.len() * 2).min(body_len), 0);
+                    }
+                    let buf = &mut buffer[*offset..];
                     match ready!(Pin::new(&mut this.io).poll_read(cx, buf))? {
                         0 => {
                             let e = FrameDecodeError::Io(io::ErrorKind::UnexpectedEof.into());

@@ -140,7 +140,10 @@ impl FlowController {
                     // already allocated by this and other streams on the connection.
                     - *accumulated_max_stream_windows);
 
-                cmp::min(new_max, connection_limit.try_into().unwrap_or(u32::MAX))
+                // syncscope patch: never beyond the largest frame this side decodes, since
+                // js-libp2p's yamux sends frames as large as the window.
+                let frame_limit = crate::frame::io::MAX_FRAME_BODY_LEN as u32;
+                cmp::min(new_max, connection_limit.try_into().unwrap_or(u32::MAX)).min(frame_limit)
             };
 
             // Account for the additional credit on the accumulated connection counter.
