@@ -57,7 +57,9 @@ pub(crate) struct CopyFuture<S, D> {
     src: BufReader<S>,
     dst: BufReader<D>,
 
-    max_circuit_duration: Delay,
+    /// syncscope patch: `None` for a zero duration, which means no limit (upstream closed such a
+    /// circuit at once).
+    max_circuit_duration: Option<Delay>,
     max_circuit_bytes: u64,
     bytes_sent: u64,
 }
@@ -72,7 +74,8 @@ impl<S: AsyncRead, D: AsyncRead> CopyFuture<S, D> {
         CopyFuture {
             src: BufReader::with_capacity(COPY_BUFFER, src),
             dst: BufReader::with_capacity(COPY_BUFFER, dst),
-            max_circuit_duration: Delay::new(max_circuit_duration),
+            max_circuit_duration: (!max_circuit_duration.is_zero())
+                .then(|| Delay::new(max_circuit_duration)),
             max_circuit_bytes,
             bytes_sent: Default::default(),
         }
@@ -136,7 +139,7 @@ where
             }
         }
 
-        if let Poll::Ready(()) = this.max_circuit_duration.poll_unpin(cx) {
+        if let Some(Poll::Ready(())) = this.max_circuit_duration.as_mut().map(|d| d.poll_unpin(cx)) {
             return Poll::Ready(Err(io::ErrorKind::TimedOut.into()));
         }
 

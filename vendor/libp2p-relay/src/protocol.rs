@@ -51,6 +51,18 @@ impl Limit {
     }
 }
 
+/// syncscope patch: the `Limit` a relay announces for its circuits, `None` when it sets none. A zero
+/// duration or byte count means "no limit" and is left out; with neither, the whole `Limit` is,
+/// as the circuit relay v2 spec allows. js-libp2p marks a circuit that announces any `Limit` as a
+/// limited connection, and Helia 7's Bitswap never sends over one.
+pub(crate) fn announced_limit(duration: Duration, bytes: u64) -> Option<proto::Limit> {
+    let duration = (!duration.is_zero()).then(|| {
+        duration.as_secs().try_into().expect("`max_circuit_duration` not to exceed `u32::MAX`.")
+    });
+    let data = (bytes > 0).then_some(bytes);
+    (duration.is_some() || data.is_some()).then_some(proto::Limit { duration, data })
+}
+
 impl From<proto::Limit> for Limit {
     fn from(limit: proto::Limit) -> Self {
         Limit {

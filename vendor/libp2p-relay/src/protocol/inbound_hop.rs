@@ -75,15 +75,10 @@ impl ReservationReq {
                     .as_secs(),
                 voucher: None,
             }),
-            limit: Some(proto::Limit {
-                duration: Some(
-                    self.max_circuit_duration
-                        .as_secs()
-                        .try_into()
-                        .expect("`max_circuit_duration` not to exceed `u32::MAX`."),
-                ),
-                data: Some(self.max_circuit_bytes),
-            }),
+            limit: crate::protocol::announced_limit(
+                self.max_circuit_duration,
+                self.max_circuit_bytes,
+            ),
             status: Some(proto::Status::Ok as i32),
         };
 
@@ -128,15 +123,10 @@ impl CircuitReq {
             r#type: proto::HopMessageType::Status as i32,
             peer: None,
             reservation: None,
-            limit: Some(proto::Limit {
-                duration: Some(
-                    self.max_circuit_duration
-                        .as_secs()
-                        .try_into()
-                        .expect("`max_circuit_duration` not to exceed `u32::MAX`."),
-                ),
-                data: Some(self.max_circuit_bytes),
-            }),
+            limit: crate::protocol::announced_limit(
+                self.max_circuit_duration,
+                self.max_circuit_bytes,
+            ),
             status: Some(proto::Status::Ok as i32),
         };
 

@@ -92,15 +92,7 @@ pub(crate) async fn connect(
             id: src_peer_id.to_bytes(),
             addrs: vec![],
         }),
-        limit: Some(proto::Limit {
-            duration: Some(
-                max_duration
-                    .as_secs()
-                    .try_into()
-                    .expect("`max_circuit_duration` not to exceed `u32::MAX`."),
-            ),
-            data: Some(max_bytes),
-        }),
+        limit: crate::protocol::announced_limit(max_duration, max_bytes),
         status: None,
     };
 
