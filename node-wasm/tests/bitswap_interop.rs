@@ -125,3 +125,41 @@ async fn the_seed_reopens_its_stream_when_the_peer_resets_it() {
     }
     assert_eq!(streams, all.len(), "one new stream per answer, each after a reset");
 }
+
+/// A stream with nothing to write is closed (FIN, read to a clean end), and the next answer comes
+/// on a new stream: Helia resets an inbound Bitswap stream that is quiet for 10 s, and a message
+/// crossing that reset would be lost.
+#[tokio::test]
+async fn the_seed_closes_its_idle_stream_and_answers_on_a_new_one() {
+    let all = blocks(2, 7);
+    let idle = std::time::Duration::from_millis(300);
+    let seed = seed(Config::default().with_idle_stream_close(idle), &all).await;
+
+    let behaviour = libp2p_stream::Behaviour::new();
+    let mut control = behaviour.new_control();
+    let mut incoming = control.accept(BITSWAP).expect("protocol free");
+    let peer: Running<_> = Running::start(swarm(Keypair::generate_ed25519(), behaviour)).await;
+    peer.dial(seed.addr.clone()).await;
+    peer.wait_connected(seed.peer_id, true).await;
+
+    for (cid, data) in &all {
+        ask(&mut control, seed.peer_id, *cid).await;
+        let (_, stream) = tokio::time::timeout(PATIENCE, incoming.next())
+            .await
+            .expect("a stream in time")
+            .expect("incoming streams");
+        let started = std::time::Instant::now();
+        let msgs: Vec<Message> = tokio::time::timeout(
+            PATIENCE,
+            read_messages(stream, MAX_MESSAGE_SIZE, Message::decode).map(Result::unwrap).collect(),
+        )
+        .await
+        .expect("the stream ends in time");
+        let blocks: Vec<_> = msgs.into_iter().flat_map(|m| m.blocks).collect();
+        assert!(
+            blocks.iter().any(|b| (b.cid(), b.data()) == (*cid, data)),
+            "the answer came on the stream before it closed"
+        );
+        assert!(started.elapsed() >= idle / 2, "closed for being idle, not at once");
+    }
+}

@@ -1,5 +1,7 @@
 //! Settings of Bitswap over libp2p.
 
+use std::time::Duration;
+
 use syncscope_proto::bitswap::{self, ProtocolVersion};
 
 /// Settings of the Bitswap glue: the core's [`bitswap::Config`] plus what the glue decides.
@@ -11,6 +13,10 @@ pub struct Config {
     pub versions: Vec<ProtocolVersion>,
     /// Inbound streams read at once per connection; more are refused.
     pub max_inbound_streams: usize,
+    /// The outbound stream is closed after this long with nothing to write, and the next message
+    /// opens a new one. 5 s: half of the 10 s after which Helia resets an inbound Bitswap stream
+    /// that carries no message, so that a message never crosses that reset.
+    pub idle_stream_close: Duration,
 }
 
 impl Default for Config {
@@ -19,6 +25,7 @@ impl Default for Config {
             bitswap: bitswap::Config::default(),
             versions: ProtocolVersion::ALL.to_vec(),
             max_inbound_streams: 32,
+            idle_stream_close: Duration::from_secs(5),
         }
     }
 }
@@ -45,6 +52,11 @@ impl Config {
 
     pub fn with_max_inbound_streams(mut self, streams: usize) -> Self {
         self.max_inbound_streams = streams;
+        self
+    }
+
+    pub fn with_idle_stream_close(mut self, idle: Duration) -> Self {
+        self.idle_stream_close = idle;
         self
     }
 }

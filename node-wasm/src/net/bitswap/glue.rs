@@ -66,6 +66,7 @@ impl<S: BlockStore> BitswapGlue<S> {
             store: Arc::new(store),
             streams: StreamsConfig {
                 versions: config.versions.clone().into(),
+                idle_close: config.idle_stream_close,
                 max_message_size: config.bitswap.max_message_size,
             },
             max_inbound_streams: config.max_inbound_streams,
@@ -189,8 +190,10 @@ impl<S: BlockStore> BitswapGlue<S> {
         if storing.added {
             ctx.emit(Event::BlockAdded { cid });
         }
+        // A block this node added itself (a CAR's, say) was not fetched, even if a fetch waited
+        // for its put.
         for fetch in storing.fetches {
-            self.deliver(ctx, fetch, cid, data.clone(), false);
+            self.deliver(ctx, fetch, cid, data.clone(), storing.added);
         }
     }
 }

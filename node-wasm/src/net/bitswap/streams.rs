@@ -1,9 +1,12 @@
 //! One connection's Bitswap streams: the codec part of the adapter's connection handler.
 //!
-//! Outbound: one long-lived stream, opened as soon as the connection is up (its negotiation tells
+//! Outbound: one stream at a time, opened as soon as the connection is up (its negotiation tells
 //! the version the peer speaks) and reopened when it fails. Queued messages are encoded for the
 //! negotiated version, written in batches and flushed; a batch that fails is written again on the
-//! next stream. After [`MAX_OPEN_ATTEMPTS`] failures in a row the handler gives up on the peer.
+//! next stream. After [`MAX_OPEN_ATTEMPTS`] failures in a row the handler gives up on the peer. A
+//! stream with nothing to write for [`StreamsConfig::idle_close`] is closed (FIN), and the next
+//! message opens a new one: Helia resets an inbound Bitswap stream that carries no message for
+//! 10 s, and a message written as the reset crosses it would be lost without an error.
 //!
 //! Inbound: every stream the peer opens, on any configured version, is read until EOF, so peers
 //! that keep one stream (boxo) and peers that open one per message (Helia) are both served (up to
@@ -17,11 +20,13 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use bytes::BytesMut;
 use futures::future::BoxFuture;
 use futures::stream::{BoxStream, SelectAll};
 use futures::{AsyncWriteExt, FutureExt, StreamExt};
+use futures_timer::Delay;
 use libp2p::swarm::StreamUpgradeError;
 use libp2p::Stream;
 
@@ -102,6 +107,8 @@ pub struct StreamsConfig {
     /// Versions offered and accepted, newest first.
     pub versions: Arc<[ProtocolVersion]>,
     pub max_message_size: usize,
+    /// How long the outbound stream stays open with nothing to write.
+    pub idle_close: Duration,
 }
 
 /// A message to write; `from_server` messages are reported back once written
@@ -113,15 +120,19 @@ pub struct Outgoing {
 }
 
 type Written = BoxFuture<'static, std::io::Result<Stream>>;
+type Closing = BoxFuture<'static, std::io::Result<()>>;
 type Inbound = BoxStream<'static, Result<Read<Message>, ReadError<DecodeError>>>;
 
 enum Outbound {
     /// No stream: one is opened once there is something to send (or to learn the version).
     Closed,
     Opening,
-    Idle(Stream, ProtocolVersion),
+    /// Open, nothing to write; closed once the delay fires.
+    Idle(Stream, ProtocolVersion, Delay),
     /// A batch is being written; the stream comes back when done.
     Writing(Written, ProtocolVersion),
+    /// Closed for being idle: the close is being sent.
+    Closing(Closing),
     /// The peer does not speak Bitswap, or the stream failed too often.
     Dead,
 }
@@ -210,7 +221,7 @@ impl BitswapStreams {
                     self.outbound = Outbound::Opening;
                     return true;
                 }
-                Outbound::Idle(mut stream, version) if !self.queue.is_empty() => {
+                Outbound::Idle(mut stream, version, _) if !self.queue.is_empty() => {
                     let buf = self.next_batch(version);
                     let write = async move {
                         stream.write_all(&buf).await?;
@@ -226,7 +237,7 @@ impl BitswapStreams {
                         if server_msgs > 0 {
                             self.events.push_back(StreamsReport::Sent { server_msgs });
                         }
-                        self.outbound = Outbound::Idle(stream, version);
+                        self.outbound = self.idle(stream, version);
                     }
                     Poll::Ready(Err(error)) => {
                         tracing::debug!(%error, "bitswap outbound stream failed");
@@ -237,12 +248,35 @@ impl BitswapStreams {
                         return false;
                     }
                 },
+                Outbound::Idle(mut stream, version, mut idle) => match idle.poll_unpin(cx) {
+                    Poll::Ready(()) => {
+                        tracing::trace!("bitswap outbound stream idle; closing it");
+                        self.outbound =
+                            Outbound::Closing(async move { stream.close().await }.boxed());
+                    }
+                    Poll::Pending => {
+                        self.outbound = Outbound::Idle(stream, version, idle);
+                        return false;
+                    }
+                },
+                // A close that fails leaves nothing to do: the next message opens a new stream.
+                Outbound::Closing(mut close) => match close.poll_unpin(cx) {
+                    Poll::Ready(_) => self.outbound = Outbound::Closed,
+                    Poll::Pending => {
+                        self.outbound = Outbound::Closing(close);
+                        return false;
+                    }
+                },
                 other => {
                     self.outbound = other;
                     return false;
                 }
             }
         }
+    }
+
+    fn idle(&self, stream: Stream, version: ProtocolVersion) -> Outbound {
+        Outbound::Idle(stream, version, Delay::new(self.config.idle_close))
     }
 
     fn poll_inbound(&mut self, cx: &mut Context<'_>) -> Option<StreamsReport> {
@@ -313,7 +347,7 @@ impl Streams for BitswapStreams {
             self.version = Some(version);
             self.events.push_back(StreamsReport::Ready(version));
         }
-        self.outbound = Outbound::Idle(stream, version);
+        self.outbound = self.idle(stream, version);
     }
 
     fn on_outbound_failed(&mut self, (): (), error: StreamUpgradeError<std::convert::Infallible>) {
