@@ -128,6 +128,39 @@ export default {
     await listed.waitFor({ state: 'detached', timeout: 10_000 });
   },
 
+  'a stored file downloads as a CAR, and the CAR imports into another tab as the same root': async ({ page, relay, openPage }) => {
+    await page.goto(`${relay.url}?room=car-${Date.now()}&transport=ws`);
+    const file = join(tmpdir(), `syncscope-e2e-car-${Date.now()}.bin`);
+    writeFileSync(file, Buffer.alloc(700_000).map((_, i) => (i * 13 + (i >> 9)) & 0xff));
+    await page.getByTestId('file-input').setInputFiles(file);
+    const row = page.locator('[data-testid="stored-row"][data-complete="true"]').first();
+    await row.waitFor({ timeout: 20_000 });
+    const root = await row.getAttribute('data-root');
+    const [download] = await Promise.all([
+      page.waitForEvent('download', { timeout: 20_000 }),
+      row.getByTestId('stored-car').click(),
+    ]);
+    expect(download.suggestedFilename(), 'file name').toBe(`${root}.car`);
+    const car = join(tmpdir(), `syncscope-e2e-${root}.car`);
+    await download.saveAs(car);
+
+    const other = await openPage();
+    try {
+      await other.page.goto(`${relay.url}?room=car-import-${Date.now()}&transport=ws`);
+      await other.page.getByTestId('status').filter({ hasText: 'connected to the relay' }).waitFor({ timeout: 30_000 });
+      await other.page.getByTestId('car-input').setInputFiles(car);
+      const imported = other.page.locator(`[data-testid="stored-row"][data-root="${root}"][data-complete="true"]`);
+      await imported.waitFor({ timeout: 20_000 }).catch(async (e) => {
+        await screenshot(other.page, 'FAILED-car-import');
+        throw e;
+      });
+      await screenshot(other.page, 'car-imported');
+      if (other.errors.length) throw new Error(`errors in the importing tab:\n  ${other.errors.join('\n  ')}`);
+    } finally {
+      await other.close();
+    }
+  },
+
   'a full quota ends the fetch in words, keeps it partial, and the page stays connected': async ({ page, startRelay }) => {
     const relay = await startRelay({ args: ['--seed-peers', '1', '--seed-content', '16MiB'], readyMs: 180_000 });
     try {

@@ -9,6 +9,8 @@
 const NODE_AGENT: &str = "syncscope";
 /// The name the relay puts before its version.
 const RELAY_AGENT: &str = "syncscope-relay";
+/// What every Bitswap protocol id starts with (`/ipfs/bitswap/1.2.0` and older).
+const BITSWAP_PREFIX: &str = "/ipfs/bitswap";
 
 /// What kind of peer is at the other end, read off its identify agent string.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -19,6 +21,8 @@ pub enum PeerKind {
     Native,
     /// The syncscope relay.
     Relay,
+    /// A peer of the IPFS ecosystem (kubo, Helia, ...): not syncscope, but it speaks Bitswap.
+    Ipfs,
     /// Anything else, or a peer whose agent string is not known yet.
     Other,
 }
@@ -42,13 +46,24 @@ impl PeerKind {
         }
     }
 
+    /// The kind of a peer by all its identify tells: its agent string, else [`PeerKind::Ipfs`] if
+    /// it lists a Bitswap protocol.
+    pub fn of_identify<P: AsRef<str>>(agent: &str, protocols: &[P]) -> Self {
+        match Self::of_agent(agent) {
+            Self::Other if protocols.iter().any(|p| p.as_ref().starts_with(BITSWAP_PREFIX)) => {
+                Self::Ipfs
+            }
+            kind => kind,
+        }
+    }
+
     /// The agent string a peer of this kind announces, running `version`; `None` for
-    /// [`PeerKind::Other`].
+    /// [`PeerKind::Ipfs`] and [`PeerKind::Other`].
     pub fn agent(self, version: &str) -> Option<String> {
         Some(match self {
             Self::Relay => format!("{RELAY_AGENT}/{version}"),
             Self::Browser | Self::Native => format!("{NODE_AGENT}/{version} ({})", self.label()),
-            Self::Other => return None,
+            Self::Ipfs | Self::Other => return None,
         })
     }
 
@@ -58,12 +73,13 @@ impl PeerKind {
     }
 
     /// A short lowercase name, shown in the UI and used in agent strings: `browser`, `native`,
-    /// `relay`, or `peer` for [`PeerKind::Other`].
+    /// `relay`, `ipfs`, or `peer` for [`PeerKind::Other`].
     pub fn label(self) -> &'static str {
         match self {
             Self::Browser => "browser",
             Self::Native => "native",
             Self::Relay => "relay",
+            Self::Ipfs => "ipfs",
             Self::Other => "peer",
         }
     }
@@ -109,6 +125,23 @@ mod tests {
         ];
         for (agent, kind) in cases {
             assert_eq!(PeerKind::of_agent(agent), kind, "{agent:?}");
+        }
+    }
+
+    #[test]
+    fn a_foreign_peer_that_lists_bitswap_is_an_ipfs_peer() {
+        let bitswap = ["/ipfs/id/1.0.0", "/ipfs/bitswap/1.2.0"];
+        let no_bitswap = ["/ipfs/id/1.0.0", "/ipfs/ping/1.0.0"];
+        let cases = [
+            ("kubo/0.22.0/", &bitswap[..], PeerKind::Ipfs),
+            ("helia/7.0.0 js-libp2p/3.0.0 UserAgent=v20.20.2", &bitswap[..], PeerKind::Ipfs),
+            ("kubo/0.22.0/", &no_bitswap[..], PeerKind::Other),
+            ("", &bitswap[..], PeerKind::Ipfs),
+            // A syncscope node speaks Bitswap too, and stays what its agent says.
+            ("syncscope/0.1.0 (native)", &bitswap[..], PeerKind::Native),
+        ];
+        for (agent, protocols, kind) in cases {
+            assert_eq!(PeerKind::of_identify(agent, protocols), kind, "{agent:?} {protocols:?}");
         }
     }
 

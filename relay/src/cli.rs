@@ -8,6 +8,7 @@ use bytesize::ByteSize;
 use cid::Cid;
 use clap::{Args, Parser, Subcommand};
 use libp2p::Multiaddr;
+use syncscope_node::content::ImportConfig;
 
 /// syncscope's relay: lets browsers reach each other and native peers, and serves the UI.
 /// `syncscope-relay peer ...` runs a native syncscope peer instead.
@@ -59,27 +60,57 @@ pub enum Command {
 }
 
 #[derive(Debug, Args)]
+#[command(group(
+    clap::ArgGroup::new("reach").required(true).multiple(true).args(["relay", "listen", "connect"])
+))]
 pub struct PeerArgs {
     /// The relay's TCP (or WebSocket) multiaddr with its peer id, as the relay prints it, e.g.
-    /// `/ip4/203.0.113.7/tcp/9002/p2p/12D3Koo...`.
+    /// `/ip4/203.0.113.7/tcp/9002/p2p/12D3Koo...`. Without it the peer is in no room and reaches
+    /// only the peers of --connect and those that dial its --listen addresses.
     #[arg(long)]
-    pub relay: Multiaddr,
-    /// The room to join.
+    pub relay: Option<Multiaddr>,
+    /// Listen for direct connections here, e.g. `/ip4/0.0.0.0/tcp/4001` or
+    /// `/ip4/127.0.0.1/tcp/0/ws` (repeat for several). The addresses, with this peer's id, are
+    /// printed at start: any libp2p peer (kubo, Helia, another syncscope peer) can dial them.
+    #[arg(long, value_name = "MULTIADDR")]
+    pub listen: Vec<Multiaddr>,
+    /// Dial this peer and exchange blocks with it over Bitswap like with any room member (repeat
+    /// for several): a kubo or Helia node, say, at `/ip4/127.0.0.1/tcp/4001/p2p/12D3Koo...`.
+    #[arg(long, value_name = "MULTIADDR")]
+    pub connect: Vec<Multiaddr>,
+    /// The room to join (with --relay).
     #[arg(long, default_value = "default")]
     pub room: String,
     /// A file to serve (repeat for several).
     #[arg(long = "add", value_name = "FILE")]
     pub add: Vec<PathBuf>,
+    /// How --add imports files into UnixFS. The default matches `ipfs add --cid-version 1
+    /// --raw-leaves --chunker size-262144` and Helia's `addBytes` with CIDv1, raw leaves, 256 KiB
+    /// chunks and 174 links per node, so the same bytes get the same CID there.
+    #[arg(long, value_enum, default_value_t = UnixfsProfile::V1RawLeaves)]
+    pub unixfs_profile: UnixfsProfile,
     /// Also serve the deterministic demo content of this size (e.g. 4MiB).
     #[arg(long)]
     pub demo_content: Option<ByteSize>,
     /// Seed of the demo content: the same seed gives the same bytes and CID everywhere.
     #[arg(long, default_value_t = 1)]
     pub content_seed: u64,
-    /// Fetch this UnixFS CID over Bitswap from the room, report how it went, and keep serving.
+    /// Fetch this UnixFS CID over Bitswap from the room and the peers of --connect, report how it
+    /// went, and keep serving.
     /// Blocks already in the store are not fetched again.
     #[arg(long)]
     pub fetch: Option<Cid>,
+    /// Import a CARv1 file (kubo's `ipfs dag export`, Helia's `@helia/car`), verifying every
+    /// block, and serve its roots (repeat for several). Blocks a root lacks are fetched.
+    #[arg(long, value_name = "FILE")]
+    pub import_car: Vec<PathBuf>,
+    /// Write the DAG of this stored root as a CARv1 file, `<CID>.car` in --car-dir (repeat for
+    /// several). With --fetch of the same root, once the fetch is done.
+    #[arg(long, value_name = "CID")]
+    pub export_car: Vec<Cid>,
+    /// Where --export-car writes.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub car_dir: PathBuf,
     /// Where this peer keeps its identity key and its blocks (`blocks.redb`), so that its peer
     /// id, what it serves and a fetch in progress survive a restart. Without it, everything is in
     /// memory and gone at exit. Two peers cannot share one.
@@ -87,6 +118,29 @@ pub struct PeerArgs {
     pub data_dir: Option<PathBuf>,
     #[command(flatten)]
     pub store: StoreArgs,
+}
+
+/// UnixFS import settings, by the name the IPFS ecosystem knows them by (IPIP-499).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum UnixfsProfile {
+    /// CIDv1, raw leaves, 256 KiB chunks, 174 links per node.
+    V1RawLeaves,
+    /// `unixfs-v0-2015`, kubo's plain `ipfs add`: CIDv0, dag-pb leaves, 256 KiB, 174 links.
+    #[value(name = "unixfs-v0-2015")]
+    V0_2015,
+    /// `unixfs-v1-2025`: CIDv1, raw leaves, 1 MiB chunks, 1024 links per node.
+    #[value(name = "unixfs-v1-2025")]
+    V1_2025,
+}
+
+impl UnixfsProfile {
+    pub fn import_config(self) -> ImportConfig {
+        match self {
+            Self::V1RawLeaves => ImportConfig::default(),
+            Self::V0_2015 => ImportConfig::unixfs_v0_2015(),
+            Self::V1_2025 => ImportConfig::unixfs_v1_2025(),
+        }
+    }
 }
 
 /// Native syncscope peers run inside the relay process, so that the demo has content to fetch.
@@ -150,11 +204,14 @@ pub struct RelayLimits {
     /// Circuits open at once from one peer.
     #[arg(long, default_value_t = 16)]
     pub max_circuits_per_peer: usize,
-    /// How long one circuit may stay open, in seconds.
-    #[arg(long, default_value = "3600", value_parser = parse_secs)]
+    /// How long one circuit may stay open, in seconds (0 = no limit, the default). A circuit
+    /// with any limit is a "limited connection" to js-libp2p, and Helia 7's Bitswap does not send
+    /// over one: an IPFS peer could then not fetch through the relay.
+    #[arg(long, default_value = "0", value_parser = parse_secs)]
     pub circuit_duration: Duration,
-    /// Bytes one circuit may carry, both directions together (e.g. 512MiB, 8GiB; 0 = no limit).
-    #[arg(long, default_value = "8GiB")]
+    /// Bytes one circuit may carry, both directions together (e.g. 512MiB, 8GiB; 0 = no limit,
+    /// the default, for the same reason).
+    #[arg(long, default_value = "0")]
     pub circuit_bytes: ByteSize,
 }
 
@@ -219,10 +276,10 @@ mod tests {
     }
 
     #[test]
-    fn defaults_let_a_circuit_carry_a_gibibyte_for_an_hour() {
+    fn circuits_have_no_limit_by_default() {
         let cli = Cli::try_parse_from(["syncscope-relay"]).unwrap();
-        assert!(cli.limits.circuit_bytes.as_u64() >= 1 << 30);
-        assert!(cli.limits.circuit_duration >= Duration::from_secs(3600));
+        assert_eq!(cli.limits.circuit_bytes.as_u64(), 0);
+        assert_eq!(cli.limits.circuit_duration, Duration::ZERO);
     }
 
     #[test]

@@ -25,18 +25,20 @@ pub fn relay_address(addr: &Multiaddr) -> Result<RelayAddress> {
     Ok(RelayAddress { peer_id, addrs: vec![addr.clone()] })
 }
 
-/// Starts a peer through `relay` on `storage`, joins `room` and serves `content` along with what
-/// its store already holds.
+/// Starts a peer set up by `config` on `storage`, joins `room` if it has a relay, and serves
+/// `content` along with what its store already holds.
 pub async fn start(
-    relay: RelayAddress,
+    config: NodeConfig,
     storage: PeerStorage,
     room: &str,
     content: Vec<Content>,
 ) -> Result<NodeHandle> {
-    let config =
-        NodeConfig::new(relay).with_keypair(storage.keypair).with_block_store(storage.blocks);
+    let in_rooms = config.relay.is_some();
+    let config = config.with_keypair(storage.keypair).with_block_store(storage.blocks);
     let handle = node::start(config).await.context("cannot start the peer")?;
-    handle.join_room(room)?;
+    if in_rooms {
+        handle.join_room(room)?;
+    }
     for (name, unixfs, swarm) in content {
         handle.add_imported(&name, unixfs, swarm)?;
     }

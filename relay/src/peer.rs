@@ -6,9 +6,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use bytesize::ByteSize;
+use cid::Cid;
 use futures::StreamExt;
 use syncscope_node::content::import_demo;
-use syncscope_node::node::{FetchUpdate, NodeEvent, StoredChange, TransportKind};
+use syncscope_node::node::{FetchUpdate, NodeConfig, NodeEvent, StoredChange};
 use syncscope_node::store::Manifest;
 use syncscope_proto::rooms::topic_of;
 
@@ -18,7 +19,11 @@ use crate::{native_peer, seeds};
 
 pub async fn run(args: PeerArgs, shutdown: impl std::future::Future<Output = ()>) -> Result<()> {
     topic_of(&args.room)?;
-    let relay = native_peer::relay_address(&args.relay)?;
+    let config = match &args.relay {
+        Some(relay) => NodeConfig::new(native_peer::relay_address(relay)?),
+        None => NodeConfig::without_relay(),
+    }
+    .with_listen(args.listen.clone());
     let files = args
         .add
         .iter()
@@ -44,14 +49,35 @@ pub async fn run(args: PeerArgs, shutdown: impl std::future::Future<Output = ()>
         None => "in memory (give --data-dir to keep its data)".to_owned(),
     };
     let mut handle =
-        native_peer::start(relay, storage, &args.room, demo.into_iter().collect()).await?;
+        native_peer::start(config, storage, &args.room, demo.into_iter().collect()).await?;
     for (name, data) in &files {
-        handle.add_bytes(name, data)?;
+        handle.add_bytes_with(name, data, args.unixfs_profile.import_config())?;
     }
-    println!(
-        "peer {} joining room {:?} through {}, {kept_in}",
-        handle.peer_id, args.room, args.relay
-    );
+    for path in &args.import_car {
+        let data =
+            std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+        let name = path.file_stem().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let roots = handle
+            .import_car(data.into(), &name)
+            .with_context(|| format!("cannot import {}", path.display()))?;
+        let roots: Vec<String> = roots.iter().map(Cid::to_string).collect();
+        println!("imported {}: roots {}", path.display(), roots.join(", "));
+    }
+    for addr in &args.connect {
+        handle.dial(addr.clone())?;
+    }
+    for &root in args.export_car.iter().filter(|root| Some(**root) != args.fetch) {
+        handle.export_car(root)?;
+    }
+    match &args.relay {
+        Some(relay) => {
+            println!(
+                "peer {} joining room {:?} through {relay}, {kept_in}",
+                handle.peer_id, args.room
+            )
+        }
+        None => println!("peer {} without a relay, {kept_in}", handle.peer_id),
+    }
     let stored = handle.stored;
     if stored.blocks + stored.chunks > 0 {
         let (blocks, bytes, chunks) = (stored.blocks, ByteSize(stored.bytes), stored.chunks);
@@ -80,11 +106,31 @@ pub async fn run(args: PeerArgs, shutdown: impl std::future::Future<Output = ()>
                 added.cid,
                 added.swarm_root
             ),
-            NodeEvent::Connected { transport: TransportKind::Circuit, .. } => {
+            NodeEvent::Listening { addr } => println!("listening on {addr}"),
+            NodeEvent::Reserved { addr } => {
+                let addr = addr.with_p2p(handle.peer_id).unwrap_or_else(|addr| addr);
+                println!("reachable through the relay at {addr}");
+            }
+            NodeEvent::Identified { peer, agent, kind } => {
+                println!("connected to {peer}, a {} peer ({agent:?})", kind.label());
+            }
+            // The first peer to speak Bitswap starts the fetch; the wants wait a moment for
+            // the peers dialled with it (`bitswap::Config::gather_quiet`).
+            NodeEvent::Bitswap { version: Some(_), .. } => {
                 if let Some(root) = fetch.take() {
                     println!("fetching {root}");
                     handle.fetch(root)?;
                 }
+            }
+            NodeEvent::Stored(StoredChange::Car { root, data }) => {
+                let path = args.car_dir.join(format!("{root}.car"));
+                std::fs::write(&path, &data)
+                    .with_context(|| format!("cannot write {}", path.display()))?;
+                println!(
+                    "wrote {} ({}, the DAG of {root})",
+                    path.display(),
+                    ByteSize(data.len() as u64)
+                );
             }
             NodeEvent::Fetch(FetchUpdate::Done {
                 root,
@@ -97,11 +143,14 @@ pub async fn run(args: PeerArgs, shutdown: impl std::future::Future<Output = ()>
             }) => {
                 let secs = elapsed.as_secs_f64().max(1e-9);
                 println!(
-                    "fetched {root}: {} in {secs:.2} s ({}/s), {blocks} blocks ({from_store} already stored, {} fetched from {sources}), {duplicate_blocks} duplicate blocks, verified",
+                    "fetched {root}: {} ({size} bytes) in {secs:.3} s ({}/s), {blocks} blocks ({from_store} already stored, {} fetched from {sources}), {duplicate_blocks} duplicate blocks, verified",
                     ByteSize(size),
                     ByteSize((size as f64 / secs) as u64),
                     blocks - from_store,
                 );
+                if args.export_car.contains(&root) {
+                    handle.export_car(root)?;
+                }
             }
             NodeEvent::Fetch(FetchUpdate::Progress { root, blocks, bytes, wanted }) => {
                 progress.print(|| {
@@ -115,6 +164,7 @@ pub async fn run(args: PeerArgs, shutdown: impl std::future::Future<Output = ()>
             NodeEvent::Fetch(FetchUpdate::Failed { root, error }) => {
                 eprintln!("error: fetching {root} failed: {error}");
             }
+            NodeEvent::Error { error } => eprintln!("error: {error}"),
             _ => {}
         }
     }

@@ -10,7 +10,7 @@ use cid::Cid;
 use futures::StreamExt;
 use libp2p::Multiaddr;
 use syncscope_node::content::import_demo;
-use syncscope_node::node::NodeEvent;
+use syncscope_node::node::{NodeConfig, NodeEvent};
 use syncscope_proto::swarm::Address;
 
 use crate::cli::{SeedArgs, StoreArgs};
@@ -57,7 +57,8 @@ pub async fn start(
             .with_context(|| format!("seed peer {n}"))?;
         let name = demo_name(seed, size);
         let content = vec![(name, demo.unixfs.clone(), demo.swarm.clone())];
-        let mut handle = native_peer::start(relay.clone(), storage, room, content).await?;
+        let mut handle =
+            native_peer::start(NodeConfig::new(relay.clone()), storage, room, content).await?;
         let metrics = metrics.clone();
         tracing::info!(peer = %handle.peer_id, %room, "seed peer started");
         tokio::spawn(async move {

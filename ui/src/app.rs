@@ -132,6 +132,18 @@ fn RoomPanel(conn: Connection) -> impl IntoView {
                     <MemberRow member=member />
                 </For>
             </ul>
+            <Show when=move || !conn.outsiders.get().is_empty()>
+                <p>"Also connected, outside the room:"</p>
+                <ul class="members" data-testid="outsiders">
+                    <For each=move || conn.outsiders.get() key=|o| o.peer let:outsider>
+                        <li data-testid="outsider" data-peer=outsider.peer.to_string() data-kind=outsider.kind.label()>
+                            <span class=format!("badge {}", outsider.kind.label())>{outsider.kind.label()}</span>
+                            <code>{outsider.peer.to_string()}</code>
+                            <span class="muted">{format!(" {}", outsider.agent)}</span>
+                        </li>
+                    </For>
+                </ul>
+            </Show>
         </section>
     }
 }
@@ -157,6 +169,13 @@ fn StoredPanel(
         <section class="panel" aria-label="stored here">
             <h2>"Stored here"</h2>
             <p class="muted" data-testid="storage-usage">{move || stored.usage.get().map(usage_line)}</p>
+            <label class="share-file">
+                "Import a CAR file (kubo's ipfs dag export, Helia): "
+                <input type="file" accept=".car" data-testid="car-input" on:change=move |ev| read_chosen_file(ev, move |name, read| match read {
+                    Ok(data) => stored.import_car(&name, data),
+                    Err(e) => stored.error.set(Some(e)),
+                }) />
+            </label>
             {move || stored.error.get().map(|e| view! { <p class="status error">{e}</p> })}
             <Show
                 when=move || !stored.manifests.get().is_empty()
@@ -203,6 +222,7 @@ fn StoredRow(
             <td class="actions">
                 <Show when=move || complete>
                     <button data-testid="stored-download" on:click=move |_| stored.download(root)>"download"</button>
+                    <button data-testid="stored-car" title="the file's blocks as a CARv1 file, for kubo or Helia" on:click=move |_| stored.download_car(root)>"CAR"</button>
                 </Show>
                 <Show when=move || !complete>
                     <button data-testid="stored-resume" on:click=move |_| resume.with_value(|(cid, name)| transfers.fetch(cid, name))>"resume"</button>
@@ -243,6 +263,7 @@ fn mib(bytes: u64) -> String {
 #[component]
 fn TransferPanel(transfers: Transfers, room: RwSignal<Option<String>>) -> impl IntoView {
     let cid = RwSignal::new(transfers.pending.get_untracked().unwrap_or_default());
+    let peer = RwSignal::new(String::new());
     let waiting = move || transfers.pending.get().is_some();
     view! {
         <section class="panel" aria-label="transfers">
@@ -254,6 +275,14 @@ fn TransferPanel(transfers: Transfers, room: RwSignal<Option<String>>) -> impl I
                 <input data-testid="cid-input" placeholder="a UnixFS CID, e.g. bafy…" prop:value=cid
                     on:input=move |ev| cid.set(event_target_value(&ev)) />
                 <button type="submit" data-testid="fetch-button">"Fetch over Bitswap"</button>
+            </form>
+            <form class="fetch" on:submit=move |ev| {
+                ev.prevent_default();
+                transfers.dial(&peer.get_untracked());
+            }>
+                <input data-testid="peer-input" placeholder="any libp2p peer, e.g. /ip4/…/tcp/4001/p2p/12D3Koo… (kubo, Helia)" prop:value=peer
+                    on:input=move |ev| peer.set(event_target_value(&ev)) />
+                <button type="submit" data-testid="dial-button">"Dial"</button>
             </form>
             <Show when=waiting>
                 <p class="muted" data-testid="fetch-waiting">"waiting for the room's peers to connect before fetching…"</p>
@@ -268,7 +297,10 @@ fn TransferPanel(transfers: Transfers, room: RwSignal<Option<String>>) -> impl I
             {move || transfers.error.get().map(|e| view! { <p class="status error" data-testid="transfer-error">{e}</p> })}
             <label class="share-file">
                 "Share a file with the room: "
-                <input type="file" data-testid="file-input" on:change=move |ev| read_file(ev, transfers) />
+                <input type="file" data-testid="file-input" on:change=move |ev| read_chosen_file(ev, move |name, read| match read {
+                    Ok(data) => transfers.share(name, data),
+                    Err(e) => transfers.error.set(Some(e)),
+                }) />
             </label>
             <ul class="shared" data-testid="shared">
                 {move || transfers.shared.get().into_iter().map(|added| {
@@ -324,7 +356,12 @@ fn already_stored(blocks: u64) -> String {
     }
 }
 
-fn read_file(ev: leptos::ev::Event, transfers: Transfers) {
+/// Reads the file chosen in `ev`'s input, then hands its name and bytes (or why they could not be
+/// read, in words) to `done`.
+fn read_chosen_file(
+    ev: leptos::ev::Event,
+    done: impl FnOnce(String, Result<Vec<u8>, String>) + 'static,
+) {
     use wasm_bindgen::JsCast;
     let Some(file) = ev
         .target()
@@ -335,10 +372,11 @@ fn read_file(ev: leptos::ev::Event, transfers: Transfers) {
         return;
     };
     leptos::task::spawn_local(async move {
-        match wasm_bindgen_futures::JsFuture::from(file.array_buffer()).await {
-            Ok(buffer) => transfers.share(file.name(), js_sys::Uint8Array::new(&buffer).to_vec()),
-            Err(e) => transfers.error.set(Some(format!("cannot read {}: {e:?}", file.name()))),
-        }
+        let read = wasm_bindgen_futures::JsFuture::from(file.array_buffer()).await;
+        let read = read
+            .map(|buffer| js_sys::Uint8Array::new(&buffer).to_vec())
+            .map_err(|e| format!("cannot read {}: {e:?}", file.name()));
+        done(file.name(), read);
     });
 }
 

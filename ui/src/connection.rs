@@ -9,6 +9,7 @@ use leptos::prelude::*;
 use syncscope_node::net::PeerId;
 use syncscope_node::node;
 use syncscope_node::node::{NodeConfig, NodeEvent, RoomMember, StoredBlocks, TransportKind};
+use syncscope_node::PeerKind;
 
 use crate::config;
 use crate::probe::LinkProbe;
@@ -45,6 +46,9 @@ pub struct Connection {
     pub reachable: RwSignal<bool>,
     pub room: RwSignal<Option<String>>,
     pub members: RwSignal<Vec<RoomMember>>,
+    /// Connected peers outside the room that said what they run, such as kubo or Helia nodes
+    /// dialled with `?peer=`.
+    pub outsiders: RwSignal<Vec<Outsider>>,
     /// Milliseconds from navigation start until the relay connection was up.
     pub connected_after_ms: RwSignal<Option<f64>>,
     /// The latest problem worth telling the user about, in words.
@@ -67,11 +71,20 @@ impl Connection {
             reachable: RwSignal::new(false),
             room: RwSignal::new(None),
             members: RwSignal::new(Vec::new()),
+            outsiders: RwSignal::new(Vec::new()),
             connected_after_ms: RwSignal::new(None),
             notice: RwSignal::new(None),
             started: Instant::now(),
         }
     }
+}
+
+/// A connected peer that is not in the room.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outsider {
+    pub peer: PeerId,
+    pub agent: std::sync::Arc<str>,
+    pub kind: PeerKind,
 }
 
 /// What the node's events update besides the connection.
@@ -119,6 +132,10 @@ async fn run(conn: Connection, observers: Observers) -> Result<(), String> {
     node.join_room(&room).map_err(|e| e.to_string())?;
     conn.room.set(Some(room));
     observers.transfers.node_started(node.control.clone());
+    // `?peer=MULTIADDR`: a peer outside the room, such as a kubo or Helia node.
+    if let Some(peer) = config::url_param("peer") {
+        observers.transfers.dial(&peer);
+    }
     observers.stored.node_started(node.control.clone(), node.content.clone(), persistent);
     let mut sampler = RateSampler::default();
     while let Some(event) = node.events.next().await {
@@ -168,6 +185,18 @@ fn on_event(conn: Connection, relay: PeerId, event: NodeEvent) {
             conn.rtt.set(Some(rtt));
             let t = conn.started.elapsed().as_secs_f64();
             conn.rtt_history.update(|s| s.points.push((t, rtt.as_secs_f64() * 1e3)));
+        }
+        NodeEvent::Identified { peer, agent, kind } if peer != relay => {
+            let in_room = conn.members.with_untracked(|all| all.iter().any(|m| m.peer == peer));
+            if !in_room {
+                conn.outsiders.update(|all| {
+                    all.retain(|o| o.peer != peer);
+                    all.push(Outsider { peer, agent, kind });
+                });
+            }
+        }
+        NodeEvent::Disconnected { peer, .. } => {
+            conn.outsiders.update(|all| all.retain(|o| o.peer != peer))
         }
         NodeEvent::Reserved { .. } => conn.reachable.set(true),
         NodeEvent::ReservationFailed { error } => {

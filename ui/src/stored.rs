@@ -62,12 +62,8 @@ impl Stored {
             StoredChange::Removed { root, .. } => {
                 self.manifests.update(|all| all.retain(|m| m.root != root))
             }
-            StoredChange::Read { root, data } => {
-                let name = self.file_name(&root);
-                if let Err(e) = export::download_bytes(&name, &data) {
-                    self.error.set(Some(format!("cannot offer {name} for download: {e:?}")));
-                }
-            }
+            StoredChange::Read { root, data } => self.offer(self.file_name(&root), &data),
+            StoredChange::Car { root, data } => self.offer(format!("{root}.car"), &data),
         }
         let this = *self;
         leptos::task::spawn_local(async move { this.refresh_usage().await });
@@ -75,6 +71,24 @@ impl Stored {
 
     pub fn download(&self, root: Cid) {
         self.command(|control| control.read_file(root));
+    }
+
+    /// Offers the DAG at `root` as a CARv1 file, for kubo's `ipfs dag import` or Helia.
+    pub fn download_car(&self, root: Cid) {
+        self.command(|control| control.export_car(root));
+    }
+
+    /// Imports a CAR file chosen by the user: its blocks are verified, stored and served, and
+    /// each root listed once its DAG is whole (fetching what the CAR lacks).
+    pub fn import_car(&self, name: &str, data: Vec<u8>) {
+        let name = name.trim_end_matches(".car");
+        self.command(|control| control.import_car(data.into(), name).map(drop));
+    }
+
+    fn offer(&self, name: String, data: &[u8]) {
+        if let Err(e) = export::download_bytes(&name, data) {
+            self.error.set(Some(format!("cannot offer {name} for download: {e:?}")));
+        }
     }
 
     pub fn remove(&self, root: Cid) {

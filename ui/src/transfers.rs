@@ -89,24 +89,36 @@ impl Transfers {
 
     /// Starts fetching `root` (a CID as text), listed under `name` if it is not empty.
     pub fn fetch(&self, root: &str, name: &str) {
-        let Some(control) = self.control.get_untracked() else {
-            self.error.set(Some("the node is not running yet".into()));
-            return;
-        };
-        let result = root
-            .trim()
-            .parse()
-            .map_err(|e| format!("{root:?} is not a CID: {e}"))
-            .and_then(|cid| control.fetch_named(cid, name).map_err(|e| e.to_string()));
-        match result {
-            Ok(()) => {
-                self.error.set(None);
-                self.outcome.set(None);
-                let root = root.trim().to_string();
-                self.progress.set(Some(Progress { root, blocks: 0, bytes: 0, wanted: 1 }));
-            }
-            Err(e) => self.error.set(Some(e)),
+        let started = self.command(|control| {
+            let cid = root.trim().parse().map_err(|e| format!("{root:?} is not a CID: {e}"))?;
+            control.fetch_named(cid, name).map_err(|e| e.to_string())
+        });
+        if started {
+            self.outcome.set(None);
+            let root = root.trim().to_string();
+            self.progress.set(Some(Progress { root, blocks: 0, bytes: 0, wanted: 1 }));
         }
+    }
+
+    /// Dials any libp2p peer (a multiaddr as text ending in `/p2p/<id>`): a kubo or Helia node, or
+    /// a syncscope peer outside the room. Bitswap then fetches from it and serves it.
+    pub fn dial(&self, addr: &str) {
+        self.command(|control| {
+            let addr =
+                addr.trim().parse().map_err(|e| format!("{addr:?} is not a multiaddr: {e}"))?;
+            control.dial(addr).map_err(|e| e.to_string())
+        });
+    }
+
+    /// Runs `run` on the node, showing its error in words; returns whether it succeeded.
+    fn command(&self, run: impl FnOnce(&NodeControl) -> Result<(), String>) -> bool {
+        let result = match self.control.get_untracked() {
+            Some(control) => run(&control),
+            None => Err("the node is not running yet".into()),
+        };
+        let ok = result.is_ok();
+        self.error.set(result.err());
+        ok
     }
 
     /// Imports and serves a file's bytes, as soon as the node runs.

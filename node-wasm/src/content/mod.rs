@@ -8,9 +8,11 @@
 //!   fetcher that walks a DAG breadth-first.
 //! - Swarm: [`SwarmSplitter`] builds bee's chunk tree, [`SwarmJoiner`] joins it back, verifying
 //!   every chunk. Chunks are the pull-sync [`Chunk`](syncscope_proto::swarm::Chunk).
+//! - CAR: [`write_car`] and [`read_car`] move a DAG as one CARv1 file, as kubo and Helia do.
 //! - [`demo_content`] and [`import_demo`]: the deterministic file that seed peers serve.
 
 mod block;
+mod car;
 mod dag_pb;
 mod demo;
 mod swarm_join;
@@ -19,6 +21,7 @@ mod unixfs_export;
 mod unixfs_import;
 
 pub use block::{block_links, verify_block, Block, BlockError, DAG_PB, RAW};
+pub use car::{read_car, write_car, Car, CarError, MAX_SECTION};
 pub use demo::{demo_content, demo_stamp, import_demo, DemoContent, DemoFile};
 pub use swarm_join::{join_file, JoinError, SwarmJoiner};
 pub use swarm_split::{split_bytes, SplitFile, SwarmSplitter, BRANCHES};

@@ -19,7 +19,11 @@ pub struct RelayAddress {
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct NodeConfig {
-    pub relay: RelayAddress,
+    /// The relay to join through; without one the node reaches only the peers it dials and
+    /// those that dial its [`NodeConfig::listen`] addresses, and is in no room.
+    pub relay: Option<RelayAddress>,
+    /// Addresses to listen on for direct connections (native only: a browser cannot listen).
+    pub listen: Vec<Multiaddr>,
     pub keypair: Keypair,
     /// Hold a reservation on the relay so that other peers can dial this node through it.
     pub reserve: bool,
@@ -35,14 +39,26 @@ impl NodeConfig {
     /// A node with a fresh ed25519 identity that reserves a slot on the relay, dials its room and
     /// keeps its blocks in memory.
     pub fn new(relay: RelayAddress) -> Self {
+        Self { relay: Some(relay), ..Self::without_relay() }
+    }
+
+    /// A node that joins no relay: it listens where [`NodeConfig::with_listen`] says and dials
+    /// the peers it is told to, as an IPFS node does.
+    pub fn without_relay() -> Self {
         Self {
-            relay,
+            relay: None,
+            listen: Vec::new(),
             keypair: Keypair::generate_ed25519(),
             reserve: true,
             dial_members: true,
             protocols: ProtocolSettings::default(),
             blocks: Arc::default(),
         }
+    }
+
+    pub fn with_listen(mut self, addrs: Vec<Multiaddr>) -> Self {
+        self.listen = addrs;
+        self
     }
 
     pub fn with_keypair(mut self, keypair: Keypair) -> Self {

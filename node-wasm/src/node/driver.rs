@@ -8,10 +8,10 @@ use std::time::Duration;
 use cid::Cid;
 use futures::{channel::mpsc, FutureExt, StreamExt};
 use libp2p::{
-    gossipsub,
+    gossipsub, identify,
     multiaddr::Protocol,
     ping,
-    swarm::{dial_opts::DialOpts, DialError, SwarmEvent},
+    swarm::{dial_opts::DialOpts, SwarmEvent},
     Multiaddr, PeerId, Swarm,
 };
 use web_time::Instant;
@@ -24,7 +24,8 @@ use super::events::{
 use super::fetches::{FetchUpdate, Fetches};
 use super::membership::{Membership, RoomUpdate};
 use super::stored_content::StoredContent;
-use crate::content::{ImportedFile, SplitFile};
+use crate::agent::PeerKind;
+use crate::content::{Car, ImportedFile, SplitFile};
 use crate::net::{bitswap, pullsync};
 use crate::rt;
 use crate::store::{BlockKey, Manifest};
@@ -44,13 +45,16 @@ pub(super) enum Command {
     /// Forget a root the node holds ([`StoredContent::remove`]).
     Remove(Cid),
     ReadFile(Cid),
+    /// A CAR read and verified, and the name to list its roots under.
+    ImportCar(Box<Car>, String),
+    ExportCar(Cid),
     /// A link probe started (`true`) or ended: it measures the link with nothing else on it.
     Probing(bool),
 }
 
 pub(super) struct Driver {
     swarm: Swarm<NodeBehaviour>,
-    relay: RelayAddress,
+    relay: Option<RelayAddress>,
     /// The address this node reached the relay at, once connected.
     relay_addr: Option<Multiaddr>,
     reserve: bool,
@@ -69,18 +73,18 @@ pub(super) struct Driver {
 }
 
 impl Driver {
+    /// Drives `swarm`, which has dialled the relay and listens already.
     pub(super) fn new(
-        mut swarm: Swarm<NodeBehaviour>,
+        swarm: Swarm<NodeBehaviour>,
         config: &NodeConfig,
         manifests: Vec<Manifest>,
         events: mpsc::Sender<NodeEvent>,
-    ) -> Result<Self, DialError> {
-        swarm.dial(relay_dial_opts(&config.relay))?;
+    ) -> Self {
         let me = *swarm.local_peer_id();
         let (forget, forgotten) = mpsc::unbounded();
-        Ok(Self {
+        Self {
             swarm,
-            membership: Membership::new(me, config.relay.peer_id),
+            membership: Membership::new(me, config.relay.as_ref().map(|r| r.peer_id)),
             relay: config.relay.clone(),
             relay_addr: None,
             reserve: config.reserve,
@@ -92,7 +96,7 @@ impl Driver {
             stored: StoredContent::new(config.blocks.clone(), events.clone(), manifests, forget),
             forgotten,
             events,
-        })
+        }
     }
 
     pub(super) async fn run(mut self, mut commands: mpsc::Receiver<Command>) {
@@ -166,11 +170,12 @@ impl Driver {
                 Ok(())
             }
             Command::Fetch(root, name) => {
-                if !self.fetches.is_active(&root) {
-                    self.stored.fetch_started(root, name);
-                    self.fetches.start(&mut self.swarm.behaviour_mut().bitswap, root);
-                    self.yield_pullsync();
-                }
+                self.fetch(root, name);
+                Ok(())
+            }
+            Command::ImportCar(car, name) => self.import_car(*car, name),
+            Command::ExportCar(root) => {
+                self.stored.export_car(root);
                 Ok(())
             }
             Command::Probing(started) => {
@@ -182,6 +187,31 @@ impl Driver {
         if let Err(error) = result {
             self.emit(NodeEvent::Error { error });
         }
+    }
+
+    fn fetch(&mut self, root: Cid, name: String) {
+        if !self.fetches.is_active(&root) {
+            self.stored.fetch_started(root, name);
+            self.fetches.start(&mut self.swarm.behaviour_mut().bitswap, root);
+            self.yield_pullsync();
+        }
+    }
+
+    /// Stores a CAR's blocks, then fetches each root: the store answers for the blocks the CAR
+    /// held, and the fetch lists the root once its DAG is whole.
+    fn import_car(&mut self, car: Car, name: String) -> Result<(), NodeError> {
+        let bitswap = &mut self.swarm.behaviour_mut().bitswap;
+        for block in car.blocks {
+            let cid = block.cid;
+            bitswap
+                .add_block(cid, block.data)
+                .map_err(|error| NodeError::AddBlock { cid, error })?;
+        }
+        tracing::info!(roots = ?car.roots, "CAR imported");
+        for root in car.roots {
+            self.fetch(root, name.clone());
+        }
+        Ok(())
     }
 
     fn add(&mut self, name: &str, unixfs: ImportedFile, swarm: SplitFile) -> Result<(), NodeError> {
@@ -221,15 +251,15 @@ impl Driver {
             SwarmEvent::ConnectionEstablished { peer_id, endpoint, .. } => {
                 let addr = endpoint.get_remote_address().clone();
                 tracing::info!(%peer_id, %addr, "connected");
-                if peer_id == self.relay.peer_id && self.relay_addr.is_none() {
-                    self.relay_connected(addr.clone());
+                if self.is_relay(peer_id) && self.relay_addr.is_none() {
+                    self.relay_connected(peer_id, addr.clone());
                 }
                 let transport = TransportKind::of_connection(&endpoint);
                 self.emit(NodeEvent::Connected { peer: peer_id, transport, addr });
             }
             SwarmEvent::ConnectionClosed { peer_id, cause, num_established: 0, .. } => {
                 tracing::info!(%peer_id, ?cause, "disconnected");
-                if peer_id == self.relay.peer_id {
+                if self.is_relay(peer_id) {
                     self.relay_addr = None;
                 }
                 self.emit(NodeEvent::Disconnected { peer: peer_id, cause: cause.map(Arc::new) });
@@ -241,6 +271,11 @@ impl Driver {
             SwarmEvent::NewListenAddr { address, .. } if is_circuit(&address) => {
                 tracing::info!(%address, "reserved a slot on the relay");
                 self.emit(NodeEvent::Reserved { addr: address });
+            }
+            SwarmEvent::NewListenAddr { address, .. } => {
+                let addr = address.with_p2p(*self.swarm.local_peer_id()).unwrap_or_else(|a| a);
+                tracing::info!(%addr, "listening");
+                self.emit(NodeEvent::Listening { addr });
             }
             SwarmEvent::ListenerClosed { reason: Err(e), .. } => {
                 let error = ReservationError::Closed(Arc::new(e));
@@ -262,6 +297,12 @@ impl Driver {
                 message_id,
                 message,
             }) => self.on_room_message(propagation_source, message_id, message),
+            NodeBehaviourEvent::Identify(identify::Event::Received { peer_id, info, .. }) => {
+                let kind = PeerKind::of_identify(&info.agent_version, &info.protocols);
+                tracing::debug!(peer = %peer_id, agent = %info.agent_version, kind = kind.label(), "identified");
+                let agent = info.agent_version.into();
+                self.emit(NodeEvent::Identified { peer: peer_id, agent, kind });
+            }
             NodeBehaviourEvent::Bitswap(event) => self.on_bitswap(event),
             NodeBehaviourEvent::Pullsync(event) => self.on_pullsync(event),
             _ => {}
@@ -343,14 +384,17 @@ impl Driver {
         }
     }
 
+    fn is_relay(&self, peer: PeerId) -> bool {
+        self.relay.as_ref().is_some_and(|r| r.peer_id == peer)
+    }
+
     /// Reserves a slot through the connection just made, so that room members can dial us.
-    fn relay_connected(&mut self, addr: Multiaddr) {
+    fn relay_connected(&mut self, relay: PeerId, addr: Multiaddr) {
         self.relay_addr = Some(addr.clone());
         if !self.reserve {
             return;
         }
-        let circuit =
-            addr.with_p2p(self.relay.peer_id).unwrap_or_else(|a| a).with(Protocol::P2pCircuit);
+        let circuit = addr.with_p2p(relay).unwrap_or_else(|a| a).with(Protocol::P2pCircuit);
         if let Err(e) = self.swarm.listen_on(circuit) {
             let error = ReservationError::Listen(Arc::new(e));
             self.emit(NodeEvent::ReservationFailed { error });
@@ -401,7 +445,7 @@ impl Driver {
 }
 
 /// One address at a time, so that the preferred transport wins whenever it works.
-fn relay_dial_opts(relay: &RelayAddress) -> DialOpts {
+pub(super) fn relay_dial_opts(relay: &RelayAddress) -> DialOpts {
     DialOpts::peer_id(relay.peer_id)
         .addresses(relay.addrs.clone())
         .override_dial_concurrency_factor(NonZeroU8::MIN)

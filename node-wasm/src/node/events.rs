@@ -4,6 +4,7 @@ use std::io;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::agent::PeerKind;
 use bytes::Bytes;
 use cid::Cid;
 use libp2p::{
@@ -128,6 +129,17 @@ pub enum NodeEvent {
     Reserved {
         addr: Multiaddr,
     },
+    /// The node listens for direct connections at `addr` (ending in its `/p2p/` id).
+    Listening {
+        addr: Multiaddr,
+    },
+    /// A connected peer said what it runs (identify): a room member, or a peer outside any room
+    /// such as a kubo or Helia node.
+    Identified {
+        peer: PeerId,
+        agent: Arc<str>,
+        kind: PeerKind,
+    },
     ReservationFailed {
         error: ReservationError,
     },
@@ -165,6 +177,8 @@ pub enum StoredChange {
     /// The whole file at `root`, read back from the store and verified
     /// ([`super::NodeControl::read_file`]).
     Read { root: Cid, data: Bytes },
+    /// The DAG at `root` as a CARv1 file ([`super::NodeControl::export_car`]).
+    Car { root: Cid, data: Bytes },
 }
 
 /// Why a stored file could not be read back.

@@ -1,16 +1,18 @@
 //! A running node: the swarm driven by a task of its own ([`super::driver`]), steered with
 //! commands through a [`NodeHandle`] and observed through [`NodeEvent`]s.
 
+use bytes::Bytes;
 use cid::Cid;
 use futures::channel::mpsc;
 use libp2p::{swarm::DialError, Multiaddr, PeerId};
 
 use super::config::NodeConfig;
-use super::driver::{Command, Driver};
+use super::driver::{relay_dial_opts, Command, Driver};
 use super::events::NodeEvent;
 use super::transport::{build_swarm, BuildError};
 use crate::content::{
-    demo_stamp, import_bytes, split_bytes, ImportConfig, ImportError, ImportedFile, SplitFile,
+    demo_stamp, import_bytes, read_car, split_bytes, CarError, ImportConfig, ImportError,
+    ImportedFile, SplitFile,
 };
 use crate::net::link_probe::{self, LinkMeasurement, ProbeError};
 use crate::net::pullsync;
@@ -65,6 +67,8 @@ pub enum CommandError {
     Stopped,
     #[error("cannot import the content: {0}")]
     Import(#[from] ImportError),
+    #[error("cannot import the CAR: {0}")]
+    Car(#[from] CarError),
 }
 
 impl NodeControl {
@@ -86,7 +90,18 @@ impl NodeControl {
     /// Swarm chunks, then serves it over Bitswap and pull-sync. The import runs on the caller's
     /// thread; [`NodeEvent::ContentAdded`] follows.
     pub fn add_bytes(&self, name: &str, data: &[u8]) -> Result<(), CommandError> {
-        let unixfs = import_bytes(data, ImportConfig::default())?;
+        self.add_bytes_with(name, data, ImportConfig::default())
+    }
+
+    /// [`Self::add_bytes`] with other UnixFS settings, e.g. to match what another implementation
+    /// imported the same bytes with.
+    pub fn add_bytes_with(
+        &self,
+        name: &str,
+        data: &[u8],
+        unixfs: ImportConfig,
+    ) -> Result<(), CommandError> {
+        let unixfs = import_bytes(data, unixfs)?;
         // syncscope carries postage stamps opaquely and issues none; local uploads carry a fixed
         // placeholder.
         let swarm = split_bytes(data, demo_stamp(0));
@@ -101,6 +116,23 @@ impl NodeControl {
         swarm: SplitFile,
     ) -> Result<(), CommandError> {
         self.send(Command::Add(Box::new((name.to_owned(), unixfs, swarm))))
+    }
+
+    /// Imports a CARv1 file (kubo's `ipfs dag export`, Helia's `@helia/car`): every block is
+    /// verified against its CID here, on the caller's thread, then stored and served, and each
+    /// root is listed under `name` as a fetch that the store answers. A CAR that lacks some of a
+    /// root's blocks leaves that fetch asking the network for them. Returns the CAR's roots.
+    pub fn import_car(&self, data: Bytes, name: &str) -> Result<Vec<Cid>, CommandError> {
+        let car = read_car(&data)?;
+        let roots = car.roots.clone();
+        self.send(Command::ImportCar(Box::new(car), name.to_owned()))?;
+        Ok(roots)
+    }
+
+    /// Writes the DAG at `root`, as the store holds it, into a CARv1 file;
+    /// [`super::StoredChange::Car`] brings it.
+    pub fn export_car(&self, root: Cid) -> Result<(), CommandError> {
+        self.send(Command::ExportCar(root))
     }
 
     /// Forgets `root`: it leaves the node's list of content. Its blocks stay in the store.
@@ -153,6 +185,8 @@ pub enum StartError {
     Build(#[from] BuildError),
     #[error("cannot dial the relay: {0}")]
     Dial(#[source] DialError),
+    #[error("cannot listen on {addr}: {error}")]
+    Listen { addr: Multiaddr, error: libp2p::TransportError<std::io::Error> },
     #[error("cannot read what the store holds: {0}")]
     Store(#[from] StoreError),
 }
@@ -191,8 +225,14 @@ pub async fn start(config: NodeConfig) -> Result<NodeHandle, StartError> {
     }
     let (events_tx, events) = mpsc::channel(EVENT_QUEUE);
     let (commands_tx, commands) = mpsc::channel(COMMAND_QUEUE);
-    let driver =
-        Driver::new(swarm, &config, content.clone(), events_tx).map_err(StartError::Dial)?;
+    if let Some(relay) = &config.relay {
+        swarm.dial(relay_dial_opts(relay)).map_err(StartError::Dial)?;
+    }
+    for addr in &config.listen {
+        let listen = swarm.listen_on(addr.clone());
+        listen.map_err(|error| StartError::Listen { addr: addr.clone(), error })?;
+    }
+    let driver = Driver::new(swarm, &config, content.clone(), events_tx);
     rt::spawn(driver.run(commands));
     let control = NodeControl { commands: commands_tx, link_probe };
     Ok(NodeHandle { peer_id, stored, content, events, control })

@@ -38,12 +38,13 @@ pub struct RoomUpdate {
 /// The rooms this node is in.
 pub struct Membership {
     me: PeerId,
-    relay: PeerId,
+    /// The relay whose lists count; none without a relay.
+    relay: Option<PeerId>,
     views: BTreeMap<String, RoomView>,
 }
 
 impl Membership {
-    pub fn new(me: PeerId, relay: PeerId) -> Self {
+    pub fn new(me: PeerId, relay: Option<PeerId>) -> Self {
         Self { me, relay, views: BTreeMap::new() }
     }
 
@@ -71,7 +72,7 @@ impl Membership {
         message: gossipsub::Message,
         relay_addr: Option<&Multiaddr>,
     ) -> Option<Result<RoomUpdate, RoomError>> {
-        let from_relay = message.source == Some(self.relay);
+        let from_relay = self.relay.is_some() && message.source == self.relay;
         let view = room_of(message.topic.as_str()).and_then(|r| self.views.get_mut(r));
         let verdict = if from_relay && view.is_some() {
             MessageAcceptance::Accept

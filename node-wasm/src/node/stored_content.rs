@@ -4,23 +4,29 @@
 //! complete once every block arrived, which for a fetch means stored. Each change is reported
 //! ([`NodeEvent::Stored`]) once it is written.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::future::Future;
 use std::sync::Arc;
 
 use bytes::Bytes;
 use cid::Cid;
 use futures::channel::mpsc;
+use futures::StreamExt;
 
 use super::events::{NodeError, NodeEvent, ReadFileError, StoredChange};
-use crate::cond_send::CondSend;
-use crate::content::{block_links, ExportError, ExportLimits, UnixfsExporter};
+use crate::cond_send::{BoxFuture, CondSend};
+use crate::content::{
+    block_links, verify_block, write_car, ExportError, ExportLimits, UnixfsExporter,
+};
 use crate::rt;
 use crate::store::{BlockKey, BlockStore, Manifest, NodeBlockStore, StoreError};
 
 pub(super) struct StoredContent {
     store: Arc<NodeBlockStore>,
-    events: mpsc::Sender<NodeEvent>,
+    /// Store work, run one job at a time in the order given: a fetch that starts and ends at
+    /// once (a CAR's root, answered by the store) must not have its partial manifest written
+    /// after its complete one.
+    jobs: mpsc::UnboundedSender<BoxFuture<'static, NodeEvent>>,
     manifests: BTreeMap<Cid, Manifest>,
     /// Added files by their last block, whose commit their manifest waits for.
     adding: HashMap<Cid, Manifest>,
@@ -36,7 +42,9 @@ impl StoredContent {
         forgotten: mpsc::UnboundedSender<Vec<BlockKey>>,
     ) -> Self {
         let manifests = manifests.into_iter().map(|m| (m.root, m)).collect();
-        Self { store, events, manifests, adding: HashMap::new(), forgotten }
+        let (jobs, queue) = mpsc::unbounded();
+        rt::spawn(run_jobs(queue, events));
+        Self { store, jobs, manifests, adding: HashMap::new(), forgotten }
     }
 
     /// A file is being added; `last_block` is the last of its blocks put into the store.
@@ -111,6 +119,21 @@ impl StoredContent {
         });
     }
 
+    pub(super) fn export_car(&self, root: Cid) {
+        let store = self.store.clone();
+        self.report(async move {
+            match dag_blocks(&store, root).await {
+                Ok(blocks) => {
+                    let car = write_car(&[root], blocks.iter().map(|(cid, data)| (cid, &data[..])));
+                    NodeEvent::Stored(StoredChange::Car { root, data: car.into() })
+                }
+                Err(error) => {
+                    NodeEvent::Error { error: NodeError::ReadFile { root, error: Arc::new(error) } }
+                }
+            }
+        });
+    }
+
     fn keep(&mut self, manifest: Manifest) {
         self.manifests.insert(manifest.root, manifest.clone());
         let store = self.store.clone();
@@ -122,12 +145,19 @@ impl StoredContent {
         });
     }
 
-    /// Runs `work` on the store beside the driver and reports what it ends with.
+    /// Runs `work` on the store beside the driver, after the work given before, and reports
+    /// what it ends with.
     fn report(&self, work: impl Future<Output = NodeEvent> + CondSend + 'static) {
-        let mut events = self.events.clone();
-        rt::spawn(async move {
-            let _ = events.try_send(work.await);
-        });
+        let _ = self.jobs.unbounded_send(Box::pin(work));
+    }
+}
+
+async fn run_jobs(
+    mut jobs: mpsc::UnboundedReceiver<BoxFuture<'static, NodeEvent>>,
+    mut events: mpsc::Sender<NodeEvent>,
+) {
+    while let Some(job) = jobs.next().await {
+        let _ = events.try_send(job.await);
     }
 }
 
@@ -157,6 +187,22 @@ async fn read_file(store: &NodeBlockStore, root: Cid) -> Result<Bytes, ReadFileE
         file.extend_from_slice(&exporter.provide(block)?);
     }
     Ok(file.into())
+}
+
+/// Every block of the DAG under `root`, root first and breadth-first, each verified: what a CAR
+/// of it holds.
+async fn dag_blocks(store: &NodeBlockStore, root: Cid) -> Result<Vec<(Cid, Bytes)>, ReadFileError> {
+    let mut queue = VecDeque::from([root]);
+    let mut seen = HashSet::from([root]);
+    let mut blocks = Vec::new();
+    while let Some(cid) = queue.pop_front() {
+        let data = store.get(&cid).await?.ok_or(ExportError::Missing(cid))?;
+        verify_block(&cid, &data).map_err(ExportError::Block)?;
+        let links = block_links(&cid, &data).map_err(ExportError::Block)?;
+        queue.extend(links.into_iter().filter(|link| seen.insert(*link)));
+        blocks.push((cid, data));
+    }
+    Ok(blocks)
 }
 
 fn manifest_error(root: Cid, error: StoreError) -> NodeError {
