@@ -1,6 +1,7 @@
 //! `cargo xtask e2e`: the browser end-to-end suite against a real relay and real Chromium. The
 //! browser benchmark (`cargo xtask bench browser`) runs from the same npm package.
 
+use std::path::PathBuf;
 use std::process::Command;
 
 use anyhow::Result;
@@ -28,7 +29,19 @@ pub fn run(filter: Option<&str>) -> Result<()> {
 pub fn node_script(script: &str, relay: RelayBuild, page: ui::Page) -> Result<Command> {
     tools::chromium()?;
     tools::e2e_packages()?;
+    tools::helia_peer()?;
     let dist = ui::build(page)?;
+    let relay = relay_binary(relay)?;
+    let mut node = cmd::command("node");
+    node.arg(script)
+        .current_dir(project_root().join("e2e"))
+        .env("SYNCSCOPE_RELAY_BIN", relay)
+        .env("SYNCSCOPE_DIST", dist);
+    Ok(node)
+}
+
+/// Builds the relay binary and returns its path.
+pub fn relay_binary(relay: RelayBuild) -> Result<PathBuf> {
     let mut build = cmd::cargo();
     build.args(["build", "-p", "syncscope-relay"]);
     let profile = match relay {
@@ -39,11 +52,5 @@ pub fn node_script(script: &str, relay: RelayBuild, page: ui::Page) -> Result<Co
         }
     };
     cmd::run(&mut build)?;
-    let root = project_root();
-    let mut node = cmd::command("node");
-    node.arg(script)
-        .current_dir(root.join("e2e"))
-        .env("SYNCSCOPE_RELAY_BIN", root.join("target").join(profile).join("syncscope-relay"))
-        .env("SYNCSCOPE_DIST", dist);
-    Ok(node)
+    Ok(project_root().join("target").join(profile).join("syncscope-relay"))
 }

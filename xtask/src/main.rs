@@ -4,6 +4,7 @@
 //! - `test`: every check CI runs, stage by stage, with a summary; the tidy checks come first.
 //! - `tidy`: only the tidy checks (layout, lints, file sizes, import cycles, typed errors).
 //! - `e2e [FILTER]`: only the browser end-to-end suite.
+//! - `interop [--release] [FILTER]`: only the interop matrix against Helia and kubo.
 //! - `fuzz [SECONDS]`: every fuzz target of the cores for SECONDS each (default 60).
 //! - `bench [NAME [FLAGS]]`: list the benchmarks, or run one.
 
@@ -13,6 +14,7 @@ mod compress;
 mod demo;
 mod e2e;
 mod fuzz;
+mod interop;
 mod test;
 mod tidy;
 mod tools;
@@ -22,7 +24,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 const USAGE: &str =
-    "usage: cargo xtask <demo [RELAY FLAGS] | test | tidy | e2e [FILTER] | fuzz [SECONDS] | bench [NAME [FLAGS]]>";
+    "usage: cargo xtask <demo [RELAY FLAGS] | test | tidy | e2e [FILTER] | interop [--release] [FILTER] | fuzz [SECONDS] | bench [NAME [FLAGS]]>";
 
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
@@ -33,6 +35,7 @@ fn main() -> ExitCode {
         Some("test") if rest.is_empty() => test::run(),
         Some("tidy") if rest.is_empty() => tidy::run(),
         Some("e2e") => e2e::run(rest.first().map(String::as_str)),
+        Some("interop") => interop::run(&rest),
         Some("fuzz") if rest.len() <= 1 => match rest.first().map(|s| s.parse::<u32>()) {
             None => fuzz::run(60),
             Some(Ok(seconds)) => fuzz::run(seconds),

