@@ -282,6 +282,6 @@ for (const [name, baseline] of transfers) {
   const ratio = base ? pct(median / rates(base).median) : '';
   console.log(`| ${name} | ${median.toFixed(1)} | ${min.toFixed(1)}–${max.toFixed(1)} | ${ratio} |`);
 }
-console.log('\nTimes are the fetcher\'s own: from dial (Helia, kubo) or from the first Bitswap peer (syncscope) to the whole file verified.');
+console.log('\nA → B: B fetches what A serves. Times are the fetcher\'s own: from dial (Helia, kubo) or from the first Bitswap peer (syncscope) to the whole file verified.');
 console.log(`\n${results.size} passed, ${failed} failed, ${gaps} known gaps not run`);
 process.exit(failed ? 1 : 0);
