@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { startRelay as startE2eRelay } from '../e2e/lib/relay.mjs';
 import { start, stopAll } from './lib/procs.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -89,19 +90,13 @@ async function foreignFetch(peer, addr, cid, sha256) {
 
 async function startRelay() {
   // The relay serves a UI; the matrix needs none, only a page for it to serve.
-  mkdirSync(join(work, 'no-dist'), { recursive: true });
-  writeFileSync(join(work, 'no-dist', 'index.html'), '<!doctype html><title>interop</title>');
-  const relay = start('relay', bin, [
-    '--data-dir', join(work, 'relay'), '--dist', join(work, 'no-dist'),
-    '--http-port', '0', '--ws-port', '0', '--webrtc-port', '0', '--tcp-port', '0',
-  ], { cwd: work, env: { RUST_LOG: 'warn' } });
-  const addr = (t) => relay.waitFor((l) => {
-    if (!l.startsWith('libp2p: ') || !l.includes('/127.0.0.1/')) return undefined;
-    const a = l.slice(8);
-    return t(a) ? a : undefined;
-  }, 'a relay address');
-  const ws = await addr((a) => a.includes('/ws/'));
-  const tcp = await addr((a) => /\/tcp\/\d+\/p2p\//.test(a));
+  const dist = join(work, 'no-dist');
+  mkdirSync(dist, { recursive: true });
+  writeFileSync(join(dist, 'index.html'), '<!doctype html><title>interop</title>');
+  const relay = await startE2eRelay({ bin, dist, args: [] });
+  const loopback = relay.addrs.filter((a) => a.includes('/127.0.0.1/'));
+  const ws = loopback.find((a) => a.includes('/ws/'));
+  const tcp = loopback.find((a) => /\/tcp\/\d+\/p2p\//.test(a));
   return { relay, ws, tcp };
 }
 
@@ -242,8 +237,7 @@ async function run(name, fn, gap, times = 1) {
     const each = [];
     for (let i = 0; i < times; i++) {
       each.push(await fn());
-      await stopAll();
-      relay = undefined;
+      await stopPeers();
     }
     results.set(name, each);
     console.log(`ok   ${name} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
@@ -251,9 +245,15 @@ async function run(name, fn, gap, times = 1) {
     failed += 1;
     console.log(`FAIL ${name}: ${e.message}`);
   } finally {
-    await stopAll();
-    relay = undefined;
+    await stopPeers();
   }
+}
+
+/** Stops every peer and the relay, so that each run starts afresh. */
+async function stopPeers() {
+  await stopAll();
+  await relay?.relay.stop();
+  relay = undefined;
 }
 
 /** Median and range of the MB/s of a transfer's runs. */
@@ -268,7 +268,7 @@ try {
   for (const [name, , fn, gap] of transfers) await run(name, fn, gap, runs);
   for (const [name, fn] of checks) await run(name, fn);
 } finally {
-  await stopAll();
+  await stopPeers();
   rmSync(work, { recursive: true, force: true });
 }
 

@@ -31,6 +31,8 @@ export async function startRelay({ bin, dist, args = ['--seed-peers', '2', '--se
   return {
     url,
     log,
+    /** The libp2p addresses the relay printed, each ending in its peer id. */
+    addrs: printed.filter((l) => l.startsWith('libp2p: ')).map((l) => l.slice('libp2p: '.length)),
     /** The share link the relay printed for its seed peers' demo content. */
     shareLink: printed.find((l) => l.startsWith('share link: '))?.slice('share link: '.length),
     async stop() {

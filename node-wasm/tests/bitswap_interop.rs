@@ -11,7 +11,7 @@ use std::collections::HashMap;
 
 use bytes::Bytes;
 use cid::Cid;
-use common::bitswap::{blocks, seed};
+use common::bitswap::{blocks, seed, Bitswap};
 use common::{swarm, Running, PATIENCE};
 use futures::{AsyncReadExt, AsyncWriteExt, StreamExt};
 use libp2p::identity::Keypair;
@@ -30,9 +30,7 @@ async fn a_peer_opening_a_stream_per_message_is_answered_on_the_seeds_stream() {
     let all = blocks(3, 5);
     let seed = seed(Config::default(), &all).await;
 
-    let behaviour = libp2p_stream::Behaviour::new();
-    let mut control = behaviour.new_control();
-    let mut incoming = control.accept(BITSWAP).expect("protocol free");
+    let (_peer, mut control, mut incoming) = plain_peer_of(&seed).await;
     let (answers, mut answers_rx) = mpsc::unbounded_channel();
     tokio::spawn(async move {
         while let Some((_, stream)) = incoming.next().await {
@@ -45,9 +43,6 @@ async fn a_peer_opening_a_stream_per_message_is_answered_on_the_seeds_stream() {
             });
         }
     });
-    let peer: Running<_> = Running::start(swarm(Keypair::generate_ed25519(), behaviour)).await;
-    peer.dial(seed.addr.clone()).await;
-    peer.wait_connected(seed.peer_id, true).await;
 
     let missing = raw_cid(b"nobody has this");
     let asks: Vec<Cid> = all.iter().map(|(c, _)| *c).chain([missing]).collect();
@@ -78,6 +73,20 @@ async fn a_peer_opening_a_stream_per_message_is_answered_on_the_seeds_stream() {
     assert_eq!(dont_have, vec![missing]);
 }
 
+/// A peer with nothing but bare Bitswap streams, connected to `seed`: its control to open streams,
+/// and the streams the seed opens to it.
+async fn plain_peer_of(
+    seed: &Running<Bitswap>,
+) -> (Running<libp2p_stream::Behaviour>, libp2p_stream::Control, libp2p_stream::IncomingStreams) {
+    let behaviour = libp2p_stream::Behaviour::new();
+    let mut control = behaviour.new_control();
+    let incoming = control.accept(BITSWAP).expect("protocol free");
+    let peer: Running<_> = Running::start(swarm(Keypair::generate_ed25519(), behaviour)).await;
+    peer.dial(seed.addr.clone()).await;
+    peer.wait_connected(seed.peer_id, true).await;
+    (peer, control, incoming)
+}
+
 /// Asks `seed` for `cid` on a stream of its own, as one message.
 async fn ask(control: &mut libp2p_stream::Control, seed: libp2p::PeerId, cid: Cid) {
     let mut request = control.open_stream(seed, BITSWAP).await.expect("stream");
@@ -94,12 +103,7 @@ async fn the_seed_reopens_its_stream_when_the_peer_resets_it() {
     let all = blocks(3, 6);
     let seed = seed(Config::default(), &all).await;
 
-    let behaviour = libp2p_stream::Behaviour::new();
-    let mut control = behaviour.new_control();
-    let mut incoming = control.accept(BITSWAP).expect("protocol free");
-    let peer: Running<_> = Running::start(swarm(Keypair::generate_ed25519(), behaviour)).await;
-    peer.dial(seed.addr.clone()).await;
-    peer.wait_connected(seed.peer_id, true).await;
+    let (_peer, mut control, mut incoming) = plain_peer_of(&seed).await;
 
     let mut streams = 0;
     for (cid, data) in &all {
@@ -135,12 +139,7 @@ async fn the_seed_closes_its_idle_stream_and_answers_on_a_new_one() {
     let idle = std::time::Duration::from_millis(300);
     let seed = seed(Config::default().with_idle_stream_close(idle), &all).await;
 
-    let behaviour = libp2p_stream::Behaviour::new();
-    let mut control = behaviour.new_control();
-    let mut incoming = control.accept(BITSWAP).expect("protocol free");
-    let peer: Running<_> = Running::start(swarm(Keypair::generate_ed25519(), behaviour)).await;
-    peer.dial(seed.addr.clone()).await;
-    peer.wait_connected(seed.peer_id, true).await;
+    let (_peer, mut control, mut incoming) = plain_peer_of(&seed).await;
 
     for (cid, data) in &all {
         ask(&mut control, seed.peer_id, *cid).await;

@@ -245,7 +245,7 @@ impl<S: BlockStore> Glue for BitswapGlue<S> {
                 }
                 ctx.refresh(peer);
             }
-            StreamsReport::Unsupported | StreamsReport::OutboundFailed => {
+            StreamsReport::OutboundFailed => {
                 if let Some(c) = ctx.connection_mut(conn) {
                     c.dead = true;
                 }

@@ -47,9 +47,9 @@ const BATCH_BYTES: usize = 1 << 20;
 pub enum StreamsReport {
     /// The outbound stream was negotiated for the first time, at `version`.
     Ready(ProtocolVersion),
-    /// The peer speaks none of our versions: nothing will be sent on this connection.
-    Unsupported,
-    /// The outbound stream failed [`MAX_OPEN_ATTEMPTS`] times in a row: nothing more is sent.
+    /// The outbound stream failed [`MAX_OPEN_ATTEMPTS`] times in a row: nothing more is sent. (A
+    /// peer that speaks none of our versions is left alone by the adapter, which sees the failed
+    /// negotiation too; the streams only stop trying.)
     OutboundFailed,
     Message(Message),
     /// Bytes of a message arrived, the message is not complete yet.
@@ -180,16 +180,17 @@ impl BitswapStreams {
         self.failures += 1;
         if self.failures >= MAX_OPEN_ATTEMPTS {
             tracing::debug!(failures = self.failures, "bitswap outbound stream keeps failing");
-            self.give_up(StreamsReport::OutboundFailed);
+            self.stop_sending();
+            self.events.push_back(StreamsReport::OutboundFailed);
         } else {
             self.outbound = Outbound::Closed;
         }
     }
 
-    fn give_up(&mut self, event: StreamsReport) {
+    /// Nothing more is sent on this connection; what waits is dropped.
+    fn stop_sending(&mut self) {
         self.outbound = Outbound::Dead;
         self.drop_queue();
-        self.events.push_back(event);
     }
 
     /// Encodes queued messages for `version` into one buffer, up to [`BATCH_BYTES`] (at least
@@ -352,9 +353,7 @@ impl Streams for BitswapStreams {
 
     fn on_outbound_failed(&mut self, (): (), error: StreamUpgradeError<std::convert::Infallible>) {
         match error {
-            StreamUpgradeError::NegotiationFailed if self.version.is_none() => {
-                self.give_up(StreamsReport::Unsupported)
-            }
+            StreamUpgradeError::NegotiationFailed if self.version.is_none() => self.stop_sending(),
             error => {
                 tracing::debug!(%error, "bitswap outbound stream not opened");
                 self.stream_failed();
