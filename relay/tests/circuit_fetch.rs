@@ -26,11 +26,14 @@ async fn ten_mebibytes_through_a_circuit_over_bitswap() {
 
     provider.join_room("circuit").unwrap();
     fetcher.join_room("circuit").unwrap();
-    let provider_id = provider.peer_id;
-    wait_for(&mut fetcher, Duration::from_secs(10), |e| {
-        matches!(e, NodeEvent::Connected { peer, transport: TransportKind::Circuit, .. } if *peer == provider_id)
-    })
-    .await;
+    // One of the two dialled, the other accepted: both must see the connection as a circuit.
+    let (provider_id, fetcher_id) = (provider.peer_id, fetcher.peer_id);
+    for (node, other) in [(&mut fetcher, provider_id), (&mut provider, fetcher_id)] {
+        wait_for(node, Duration::from_secs(10), |e| {
+            matches!(e, NodeEvent::Connected { peer, transport: TransportKind::Circuit, .. } if *peer == other)
+        })
+        .await;
+    }
 
     let started = Instant::now();
     fetcher.fetch(root).unwrap();

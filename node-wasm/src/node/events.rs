@@ -50,17 +50,10 @@ impl TransportKind {
         kind
     }
 
-    /// The transport of a connection. A relayed inbound connection is only recognisable by the
-    /// circuit listen address it arrived on: its remote address is just `/p2p/<peer>`.
+    /// The transport of a connection. An inbound circuit's remote address is the circuit through
+    /// our relay (see `vendor/libp2p-relay`), so every relayed connection reads as one.
     pub fn of_connection(endpoint: &ConnectedPoint) -> Self {
-        match endpoint {
-            ConnectedPoint::Listener { local_addr, .. }
-                if Self::of(local_addr) == Self::Circuit =>
-            {
-                Self::Circuit
-            }
-            _ => Self::of(endpoint.get_remote_address()),
-        }
+        Self::of(endpoint.get_remote_address())
     }
 
     pub fn label(self) -> &'static str {
@@ -261,11 +254,13 @@ mod tests {
     }
 
     #[test]
-    fn an_inbound_relayed_connection_is_known_by_its_listen_address() {
+    fn an_inbound_relayed_connection_is_known_by_its_remote_address() {
         let relay = "12D3KooWDpJ7As7BWAwRMfu1VU2WCqNjvq387JEYKDBj4kx6nXTN";
+        let src = "12D3KooWQHNguJHYU1Mh2tG1jz4hA9opn5q6nVb4WZp7FHAeqKz5";
+        let circuit = format!("/ip4/127.0.0.1/tcp/1/p2p/{relay}/p2p-circuit");
         let endpoint = ConnectedPoint::Listener {
-            local_addr: format!("/ip4/127.0.0.1/tcp/1/p2p/{relay}/p2p-circuit").parse().unwrap(),
-            send_back_addr: format!("/p2p/{relay}").parse().unwrap(),
+            local_addr: circuit.parse().unwrap(),
+            send_back_addr: format!("{circuit}/p2p/{src}").parse().unwrap(),
         };
         assert_eq!(TransportKind::of_connection(&endpoint), TransportKind::Circuit);
     }

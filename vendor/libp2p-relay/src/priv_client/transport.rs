@@ -398,11 +398,16 @@ impl Stream for Listener {
                 } => {
                     let listener_id = self.listener_id;
 
+                    // syncscope patch: the remote's address is the circuit through our relay,
+                    // as go-libp2p reports it, not a bare `/p2p/<src>`. Identify sends it back
+                    // as the observed address, and js-libp2p 3 drops the whole identify
+                    // response when that address has no IP or DNS part.
+                    let circuit = relay_addr.with(Protocol::P2pCircuit);
                     self.queued_events.push_back(TransportEvent::Incoming {
                         upgrade: ready(Ok(stream)),
                         listener_id,
-                        local_addr: relay_addr.with(Protocol::P2pCircuit),
-                        send_back_addr: Protocol::P2p(src_peer_id).into(),
+                        send_back_addr: circuit.clone().with(Protocol::P2p(src_peer_id)),
+                        local_addr: circuit,
                     })
                 }
                 ToListenerMsg::Reservation(Err(e)) => self.close(Err(Error::Reservation(e))),
