@@ -115,7 +115,14 @@ const transfer = file('transfer.bin', TRANSFER);
 let relay;
 const relayed = async () => (relay ??= await startRelay());
 
-/** Rows moving `transfer`: [name, baseline row name, run] */
+const HELIA_HELIA = 'Helia → Helia, direct (tcp)';
+const KUBO_KUBO = 'kubo → kubo, direct (tcp)';
+
+/**
+ * Rows moving `transfer`: [name, the syncscope ↔ syncscope row to compare with, run, the row
+ * where the fetcher fetches from its own kind]. The last shows how far a foreign fetcher goes
+ * at all, so that its ratio to syncscope ↔ syncscope is not read as syncscope's cost alone.
+ */
 const transfers = [
   ['syncscope → syncscope, direct', null, async () => {
     const seed = await syncscopeServe(transfer.path, ['--listen', LOOPBACK_TCP, '--listen', LOOPBACK_WS]);
@@ -130,18 +137,18 @@ const transfers = [
   ['syncscope → Helia, direct (tcp)', 'syncscope → syncscope, direct', async () => {
     const seed = await syncscopeServe(transfer.path, ['--listen', LOOPBACK_TCP, '--listen', LOOPBACK_WS]);
     return foreignFetch(helia, seed.tcp, seed.cid, transfer.sha256);
-  }],
+  }, HELIA_HELIA],
   ['syncscope → Helia, direct (ws)', 'syncscope → syncscope, direct', async () => {
     const seed = await syncscopeServe(transfer.path, ['--listen', LOOPBACK_TCP, '--listen', LOOPBACK_WS]);
     return foreignFetch(helia, seed.ws, seed.cid, transfer.sha256);
-  }],
+  }, HELIA_HELIA],
   ['syncscope seed → Helia, relay circuit', 'syncscope → syncscope, relay circuit', async () => {
     const { tcp, ws } = await relayed();
     const seed = await syncscopeServe(transfer.path, ['--relay', tcp]);
     await seed.peer.waitFor(matching(/^reachable through the relay/), 'a reservation');
     const peerId = seed.peer.lines.find((l) => l.startsWith('peer ')).split(' ')[1];
     return foreignFetch(helia, circuit(ws, peerId), seed.cid, transfer.sha256);
-  }],
+  }, HELIA_HELIA],
   ['Helia → syncscope, direct (tcp)', 'syncscope → syncscope, direct', async () => {
     const seed = helia(['serve', '--file', transfer.path]);
     const ready = await seed.waitForEvent('ready');
@@ -156,11 +163,21 @@ const transfers = [
   ['syncscope → kubo, direct (tcp)', 'syncscope → syncscope, direct', async () => {
     const seed = await syncscopeServe(transfer.path, ['--listen', LOOPBACK_TCP, '--listen', LOOPBACK_WS]);
     return foreignFetch(kubo, seed.tcp, seed.cid, transfer.sha256);
-  }],
+  }, KUBO_KUBO],
   ['kubo (its own import) → syncscope, direct (tcp)', 'syncscope → syncscope, direct', async () => {
     const seed = kubo(['serve', '--file', transfer.path, '--kubo-add']);
     const ready = await seed.waitForEvent('ready');
     return syncscopeFetch(ready.addrs.find((a) => !a.includes('/ws')), ready.cid);
+  }],
+  [HELIA_HELIA, null, async () => {
+    const seed = helia(['serve', '--file', transfer.path]);
+    const ready = await seed.waitForEvent('ready');
+    return foreignFetch(helia, ready.addrs.find((a) => !a.includes('/ws/')), ready.cid, transfer.sha256);
+  }],
+  [KUBO_KUBO, null, async () => {
+    const seed = kubo(['serve', '--file', transfer.path, '--kubo-add']);
+    const ready = await seed.waitForEvent('ready');
+    return foreignFetch(kubo, ready.addrs.find((a) => !a.includes('/ws')), ready.cid, transfer.sha256);
   }],
 ];
 
@@ -264,15 +281,17 @@ try {
   rmSync(work, { recursive: true, force: true });
 }
 
-console.log(`\n| transfer (16 MiB, loopback, ${runs} run${runs > 1 ? 's' : ''}) | MB/s median | min–max | vs syncscope ↔ syncscope |`);
-console.log('| --- | --- | --- | --- |');
-for (const [name, baseline] of transfers) {
+const ratioTo = (median, baseline) => {
+  const base = baseline && results.get(baseline);
+  return base ? pct(median / rates(base).median) : '';
+};
+console.log(`\n| transfer (16 MiB, loopback, ${runs} run${runs > 1 ? 's' : ''}) | MB/s median | min–max | vs syncscope ↔ syncscope | vs the fetcher from its own kind |`);
+console.log('| --- | --- | --- | --- | --- |');
+for (const [name, baseline, , ownKind] of transfers) {
   const r = results.get(name);
   if (!r) continue;
   const { median, min, max } = rates(r);
-  const base = baseline && results.get(baseline);
-  const ratio = base ? pct(median / rates(base).median) : '';
-  console.log(`| ${name} | ${median.toFixed(1)} | ${min.toFixed(1)}–${max.toFixed(1)} | ${ratio} |`);
+  console.log(`| ${name} | ${median.toFixed(1)} | ${min.toFixed(1)}–${max.toFixed(1)} | ${ratioTo(median, baseline)} | ${ratioTo(median, ownKind)} |`);
 }
 console.log('\nA → B: B fetches what A serves. Times are the fetcher\'s own: from dial (Helia, kubo) or from the first Bitswap peer (syncscope) to the whole file verified.');
 console.log(`\n${results.size} passed, ${failed} failed`);
