@@ -19,6 +19,7 @@ use libp2p::{Multiaddr, Swarm};
 use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::{json, Value};
+use syncscope_node::content::Block;
 use syncscope_node::net::bitswap::{Behaviour, Config, Event};
 use syncscope_node::store::MemoryBlockStore;
 use syncscope_proto::bitswap::raw_cid;
@@ -52,7 +53,7 @@ async fn seed(blocks: &[(Cid, Bytes)]) -> (Multiaddr, tokio::task::JoinHandle<()
     let mut node = node(Config::default());
     let addr = listen_loopback(&mut node).await.expect("listen");
     for (cid, data) in blocks {
-        node.behaviour_mut().add_block(*cid, data.clone()).expect("valid block");
+        node.behaviour_mut().add_block(Block::verified(*cid, data.clone()).expect("valid block"));
     }
     let mut added = 0;
     while added < blocks.len() {

@@ -35,7 +35,7 @@ fn main() {
     let size = mib << 20;
     let data = demo_content(1, size).into_vec();
     let unixfs = import_bytes(&data, ImportConfig::default()).expect("default config is valid");
-    let blocks: HashMap<_, _> = unixfs.blocks.iter().map(|b| (b.cid, b.data.clone())).collect();
+    let blocks: HashMap<_, _> = unixfs.blocks.iter().map(|b| (b.cid(), b.data().clone())).collect();
     let swarm = split_bytes(&data, demo_stamp(1));
     let chunks: HashMap<_, Bytes> =
         swarm.chunks.iter().map(|c| (c.address(), c.data().clone())).collect();

@@ -102,16 +102,6 @@ async fn held_blocks_come_from_the_store_and_fetches_can_grow() {
 }
 
 #[tokio::test]
-async fn a_block_that_does_not_match_its_cid_is_refused_by_add_block() {
-    let node: Running<_> = bitswap(Config::default()).await;
-    let cid = raw_cid(b"right");
-    let refused =
-        node.with(move |s| s.behaviour_mut().add_block(cid, Bytes::from_static(b"wrong"))).await;
-    assert!(refused.is_err());
-    assert!(!node.with(move |s| s.behaviour().has_block(&cid)).await);
-}
-
-#[tokio::test]
 async fn a_peer_without_bitswap_is_left_out_of_fetches() {
     let all = blocks(10, 3);
     let seed_node = seed(Config::default(), &all).await;

@@ -23,7 +23,7 @@ fn unixfs_import_matches_kubo_and_exports_back() {
         "bafybeigmix7t42i6jacydtquhet7srwvgpizfg7gjbq7627d35mjomtu64"
     );
     let exported = export_file(file.root, ExportLimits::default(), |cid| {
-        file.blocks.iter().find(|b| b.cid == *cid).map(|b| b.data.clone())
+        file.blocks.iter().find(|b| b.cid() == *cid).map(|b| b.data().clone())
     });
     assert_eq!(exported.unwrap(), data);
 }

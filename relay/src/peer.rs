@@ -142,11 +142,14 @@ pub async fn run(args: PeerArgs, shutdown: impl std::future::Future<Output = ()>
                 duplicate_blocks,
             }) => {
                 let secs = elapsed.as_secs_f64().max(1e-9);
+                let fetched = match blocks - from_store {
+                    0 => "none fetched".to_string(),
+                    n => format!("{n} fetched from {sources}"),
+                };
                 println!(
-                    "fetched {root}: {} ({size} bytes) in {secs:.3} s ({}/s), {blocks} blocks ({from_store} already stored, {} fetched from {sources}), {duplicate_blocks} duplicate blocks, verified",
+                    "fetched {root}: {} ({size} bytes) in {secs:.3} s ({}/s), {blocks} blocks ({from_store} already stored, {fetched}), {duplicate_blocks} duplicate blocks, verified",
                     ByteSize(size),
                     ByteSize((size as f64 / secs) as u64),
-                    blocks - from_store,
                 );
                 if args.export_car.contains(&root) {
                     handle.export_car(root)?;

@@ -15,11 +15,12 @@ pub const DAG_PB: u64 = 0x70;
 const SHA2_256: u64 = 0x12;
 const SHA2_512: u64 = 0x13;
 
-/// A block and its CID.
+/// A block and its CID. Its data was hashed to make or check the CID: only [`Block::sha256`]
+/// and [`Block::verified`] make one, so whoever is handed a `Block` need not hash it again.
 #[derive(Clone, PartialEq, Eq, Debug)]
 pub struct Block {
-    pub cid: Cid,
-    pub data: Bytes,
+    cid: Cid,
+    data: Bytes,
 }
 
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
@@ -48,6 +49,24 @@ impl Block {
             _ => Cid::new_v1(codec, hash),
         };
         Block { cid, data }
+    }
+
+    /// `data` under the CID it claims, refused if it does not hash to it.
+    pub fn verified(cid: Cid, data: Bytes) -> Result<Block, BlockError> {
+        verify_block(&cid, &data)?;
+        Ok(Block { cid, data })
+    }
+
+    pub fn cid(&self) -> Cid {
+        self.cid
+    }
+
+    pub fn data(&self) -> &Bytes {
+        &self.data
+    }
+
+    pub fn into_parts(self) -> (Cid, Bytes) {
+        (self.cid, self.data)
     }
 }
 

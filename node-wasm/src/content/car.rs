@@ -13,7 +13,7 @@ use cid::Cid;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-use super::block::{verify_block, Block, BlockError};
+use super::block::{Block, BlockError};
 
 /// The largest section read: a block as large as Bitswap carries (boxo's 2 MiB limit) and its CID.
 pub const MAX_SECTION: usize = 2 * 1024 * 1024 + 128;
@@ -53,10 +53,7 @@ pub enum CarError {
 }
 
 /// Writes a CARv1 of `blocks` under `roots`.
-pub fn write_car<'a>(
-    roots: &[Cid],
-    blocks: impl IntoIterator<Item = (&'a Cid, &'a [u8])>,
-) -> Vec<u8> {
+pub fn write_car<'a>(roots: &[Cid], blocks: impl IntoIterator<Item = (Cid, &'a [u8])>) -> Vec<u8> {
     let header = Header { roots: roots.to_vec(), version: 1 };
     let header = serde_ipld_dagcbor::to_vec(&header).expect("a header of CIDs always encodes");
     let mut out = Vec::new();
@@ -84,8 +81,9 @@ pub fn read_car(data: &Bytes) -> Result<Car, CarError> {
     while let Some(section) = section(&mut rest, "block", MAX_SECTION)? {
         let cid = cid_prefix(&section).ok_or(CarError::Cid(blocks.len()))?;
         let block = section.slice(cid.encoded_len()..);
-        verify_block(&cid, &block).map_err(|error| CarError::Block(Box::new((cid, error))))?;
-        blocks.push(Block { cid, data: block });
+        let block =
+            Block::verified(cid, block).map_err(|error| CarError::Block(Box::new((cid, error))))?;
+        blocks.push(block);
     }
     Ok(Car { roots: header.roots, blocks })
 }
@@ -133,7 +131,7 @@ mod tests {
     }
 
     fn car_of(root: Cid, blocks: &[Block]) -> Bytes {
-        write_car(&[root], blocks.iter().map(|b| (&b.cid, &b.data[..]))).into()
+        write_car(&[root], blocks.iter().map(|b| (b.cid(), &b.data()[..]))).into()
     }
 
     #[test]
@@ -149,7 +147,7 @@ mod tests {
     fn the_header_is_the_dag_cbor_every_implementation_writes() {
         let empty: Cid =
             "bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku".parse().unwrap();
-        let car = write_car(&[empty], [(&empty, &b""[..])]);
+        let car = write_car(&[empty], [(empty, &b""[..])]);
         let expected_header = [
             &[0x3a, 0xa2, 0x65][..],
             b"roots",
@@ -165,12 +163,13 @@ mod tests {
 
     #[test]
     fn a_block_that_does_not_match_its_cid_is_rejected() {
-        let (root, mut blocks) = sample();
-        let mut bad = blocks[1].data.to_vec();
+        let (root, blocks) = sample();
+        let mut bad = blocks[1].data().to_vec();
         bad[0] ^= 1;
-        blocks[1].data = bad.into();
-        let cid = blocks[1].cid;
-        match read_car(&car_of(root, &blocks)) {
+        let cid = blocks[1].cid();
+        let sections =
+            blocks.iter().map(|b| (b.cid(), if b.cid() == cid { &bad[..] } else { &b.data()[..] }));
+        match read_car(&write_car(&[root], sections).into()) {
             Err(CarError::Block(rejected)) => {
                 assert!(matches!(*rejected, (c, BlockError::HashMismatch(_)) if c == cid))
             }

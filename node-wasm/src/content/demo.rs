@@ -182,7 +182,7 @@ mod tests {
         assert_eq!(demo.swarm, swarm);
 
         let blocks: HashMap<_, _> =
-            demo.unixfs.blocks.iter().map(|b| (b.cid, b.data.clone())).collect();
+            demo.unixfs.blocks.iter().map(|b| (b.cid(), b.data().clone())).collect();
         let exported =
             export_file(demo.unixfs.root, ExportLimits::default(), |cid| blocks.get(cid).cloned());
         assert_eq!(exported.unwrap(), content);

@@ -259,7 +259,7 @@ mod tests {
     type Store = HashMap<Cid, Bytes>;
 
     fn store(blocks: &[Block]) -> Store {
-        blocks.iter().map(|b| (b.cid, b.data.clone())).collect()
+        blocks.iter().map(|b| (b.cid(), b.data().clone())).collect()
     }
 
     fn export(root: Cid, store: &Store, limits: ExportLimits) -> Result<Vec<u8>, ExportError> {
@@ -308,9 +308,9 @@ mod tests {
 
     /// Exports `root` from `blocks`.
     fn export_blocks(root: &Block, blocks: &[&Block]) -> Result<Vec<u8>, ExportError> {
-        let mut store: Store = blocks.iter().map(|b| (b.cid, b.data.clone())).collect();
-        store.insert(root.cid, root.data.clone());
-        export(root.cid, &store, ExportLimits::default())
+        let mut store: Store = blocks.iter().map(|b| (b.cid(), b.data().clone())).collect();
+        store.insert(root.cid(), root.data().clone());
+        export(root.cid(), &store, ExportLimits::default())
     }
 
     #[test]
@@ -377,7 +377,7 @@ mod tests {
     #[test]
     fn a_missing_block_is_named() {
         let (file, mut store) = import(&[5; 20], small_tree());
-        let leaf = file.blocks[0].cid;
+        let leaf = file.blocks[0].cid();
         store.remove(&leaf);
         assert_eq!(
             export(file.root, &store, ExportLimits::default()),
@@ -394,7 +394,7 @@ mod tests {
         };
         assert_eq!(check(&store), Ok(50));
         // Sizes are still checked: a leaf of the wrong length under its CID is caught ...
-        let leaf = file.blocks[0].cid;
+        let leaf = file.blocks[0].cid();
         store.insert(leaf, Bytes::from_static(b"xyz"));
         assert_eq!(check(&store), Err(ExportError::SizeMismatch { expected: 4, actual: 3 }));
         // ... but not hashes, which the store vouches for: same length, other bytes pass.
@@ -407,32 +407,33 @@ mod tests {
     #[test]
     fn sizes_must_agree_between_parent_and_child() {
         let leaf = raw(b"abc");
-        let wrong_blocksize = node(DataType::File, None, Some(4), vec![4], &[leaf.cid]);
+        let wrong_blocksize = node(DataType::File, None, Some(4), vec![4], &[leaf.cid()]);
         assert_eq!(
             export_blocks(&wrong_blocksize, &[&leaf]),
             Err(ExportError::SizeMismatch { expected: 4, actual: 3 })
         );
-        let wrong_count = node(DataType::File, None, Some(3), vec![3, 0], &[leaf.cid]);
+        let wrong_count = node(DataType::File, None, Some(3), vec![3, 0], &[leaf.cid()]);
         assert_eq!(
             export_blocks(&wrong_count, &[&leaf]),
             Err(ExportError::BlocksizeCount { links: 1, blocksizes: 2 })
         );
-        let wrong_filesize = node(DataType::File, Some(b"xy"), Some(4), vec![3], &[leaf.cid]);
+        let wrong_filesize = node(DataType::File, Some(b"xy"), Some(4), vec![3], &[leaf.cid()]);
         assert_eq!(
             export_blocks(&wrong_filesize, &[&leaf]),
             Err(ExportError::FilesizeMismatch { declared: 4, actual: 5 })
         );
-        let overflow = node(DataType::File, None, None, vec![u64::MAX, 3], &[leaf.cid, leaf.cid]);
+        let overflow =
+            node(DataType::File, None, None, vec![u64::MAX, 3], &[leaf.cid(), leaf.cid()]);
         assert_eq!(export_blocks(&overflow, &[&leaf]), Err(ExportError::SizeOverflow));
         // Data in a parent comes before its children; a missing filesize is computed.
-        let with_data = node(DataType::File, Some(b"xy"), None, vec![3], &[leaf.cid]);
+        let with_data = node(DataType::File, Some(b"xy"), None, vec![3], &[leaf.cid()]);
         assert_eq!(export_blocks(&with_data, &[&leaf]).unwrap(), b"xyabc");
     }
 
     #[test]
     fn only_file_nodes_are_exported() {
         let leaf = raw(b"abc");
-        let directory = node(DataType::Directory, None, None, vec![3], &[leaf.cid]);
+        let directory = node(DataType::Directory, None, None, vec![3], &[leaf.cid()]);
         assert_eq!(export_blocks(&directory, &[&leaf]), Err(ExportError::NotAFile(1)));
         let legacy_raw = node(DataType::Raw, Some(b"old"), Some(3), vec![], &[]);
         assert_eq!(export_blocks(&legacy_raw, &[]).unwrap(), b"old");
@@ -451,7 +452,8 @@ mod tests {
             Err(ExportError::Block(BlockError::DagPb(_)))
         ));
 
-        let cbor = Block { cid: Cid::new_v1(0x71, *leaf.cid.hash()), data: leaf.data.clone() };
+        let cbor = Block::verified(Cid::new_v1(0x71, *leaf.cid().hash()), leaf.data().clone())
+            .expect("the same bytes under another codec");
         assert_eq!(
             export_blocks(&cbor, &[]),
             Err(ExportError::Block(BlockError::UnsupportedCodec(0x71)))
@@ -495,13 +497,13 @@ mod tests {
         let mut root = raw(b"abc");
         let mut size = 3;
         for _ in 0..3 {
-            root = node(DataType::File, None, None, vec![size; 1000], &[root.cid; 1000]);
+            root = node(DataType::File, None, None, vec![size; 1000], &[root.cid(); 1000]);
             size *= 1000;
         }
         let limits = ExportLimits::default().with_max_file_size(1 << 30);
-        let mut exporter = UnixfsExporter::new(root.cid, limits);
+        let mut exporter = UnixfsExporter::new(root.cid(), limits);
         assert_eq!(
-            exporter.provide(root.data),
+            exporter.provide(root.data().clone()),
             Err(ExportError::TooLarge { size: 3_000_000_000, limit: 1 << 30 })
         );
     }
@@ -524,7 +526,7 @@ mod tests {
             layer = next;
         }
         assert_eq!(layers, 4);
-        assert_eq!(seen, file.blocks.iter().map(|b| b.cid).collect());
+        assert_eq!(seen, file.blocks.iter().map(|b| b.cid()).collect());
     }
 
     /// Random edits of real nodes, each stored under its new hash so that it gets past the hash
@@ -536,8 +538,8 @@ mod tests {
         let nodes: Vec<Bytes> = file
             .blocks
             .iter()
-            .filter(|b| b.cid.codec() == DAG_PB)
-            .map(|b| b.data.clone())
+            .filter(|b| b.cid().codec() == DAG_PB)
+            .map(|b| b.data().clone())
             .collect();
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
         let (mut accepted, mut refused) = (0, 0);
@@ -556,9 +558,9 @@ mod tests {
                 }
             }
             let root = Block::sha256(Version::V1, DAG_PB, bytes.into());
-            store.insert(root.cid, root.data.clone());
+            store.insert(root.cid(), root.data().clone());
             let limits = ExportLimits::default().with_max_file_size(1 << 20);
-            let mut exporter = UnixfsExporter::new(root.cid, limits);
+            let mut exporter = UnixfsExporter::new(root.cid(), limits);
             let mut produced = 0u64;
             let outcome = loop {
                 let Some(cid) = exporter.want().copied() else { break Ok(()) };

@@ -188,7 +188,7 @@ impl UnixfsImporter {
                 Block::sha256(self.config.cid_version, DAG_PB, node.into())
             }
         };
-        let link = Link { cid: block.cid, tsize: block.data.len() as u64, filesize };
+        let link = Link { cid: block.cid(), tsize: block.data().len() as u64, filesize };
         self.ready.push_back(block);
         self.push_link(0, link);
     }
@@ -219,8 +219,8 @@ impl UnixfsImporter {
             .collect();
         let node = file_node(None, filesize, blocksizes, links);
         let block = Block::sha256(self.config.cid_version, DAG_PB, node.into());
-        let tsize = links_tsize + block.data.len() as u64;
-        let link = Link { cid: block.cid, tsize, filesize };
+        let tsize = links_tsize + block.data().len() as u64;
+        let link = Link { cid: block.cid(), tsize, filesize };
         self.ready.push_back(block);
         self.push_link(height + 1, link);
     }
@@ -379,17 +379,17 @@ mod tests {
         // 10 leaves with 3 links per node: leaves at depth 3 under parents of 3, 3, 3 and 1.
         let data = [7u8; 40];
         let file = import_bytes(&data, small_tree()).unwrap();
-        let leaves = file.blocks.iter().filter(|b| b.cid.codec() == RAW).count();
+        let leaves = file.blocks.iter().filter(|b| b.cid().codec() == RAW).count();
         assert_eq!(leaves, 10);
         // 4 parents of leaves, 2 above them (3 + 1), then the root.
         assert_eq!(file.blocks.len(), 10 + 4 + 2 + 1);
-        assert_eq!(file.blocks.last().map(|b| b.cid), Some(file.root));
+        assert_eq!(file.blocks.last().map(|b| b.cid()), Some(file.root));
         let mut seen = HashSet::new();
         for block in &file.blocks {
-            verify_block(&block.cid, &block.data).unwrap();
-            let links = crate::content::block_links(&block.cid, &block.data).unwrap();
+            verify_block(&block.cid(), block.data()).unwrap();
+            let links = crate::content::block_links(&block.cid(), block.data()).unwrap();
             assert!(links.iter().all(|l| seen.contains(l)), "a child comes before its parent");
-            seen.insert(block.cid);
+            seen.insert(block.cid());
         }
     }
 

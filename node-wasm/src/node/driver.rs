@@ -173,7 +173,10 @@ impl Driver {
                 self.fetch(root, name);
                 Ok(())
             }
-            Command::ImportCar(car, name) => self.import_car(*car, name),
+            Command::ImportCar(car, name) => {
+                self.import_car(*car, name);
+                Ok(())
+            }
             Command::ExportCar(root) => {
                 self.stored.export_car(root);
                 Ok(())
@@ -199,19 +202,15 @@ impl Driver {
 
     /// Stores a CAR's blocks, then fetches each root: the store answers for the blocks the CAR
     /// held, and the fetch lists the root once its DAG is whole.
-    fn import_car(&mut self, car: Car, name: String) -> Result<(), NodeError> {
+    fn import_car(&mut self, car: Car, name: String) {
         let bitswap = &mut self.swarm.behaviour_mut().bitswap;
         for block in car.blocks {
-            let cid = block.cid;
-            bitswap
-                .add_block(cid, block.data)
-                .map_err(|error| NodeError::AddBlock { cid, error })?;
+            bitswap.add_block(block);
         }
         tracing::info!(roots = ?car.roots, "CAR imported");
         for root in car.roots {
             self.fetch(root, name.clone());
         }
-        Ok(())
     }
 
     fn add(&mut self, name: &str, unixfs: ImportedFile, swarm: SplitFile) -> Result<(), NodeError> {
@@ -224,15 +223,11 @@ impl Driver {
             chunks: swarm.chunks.len(),
         };
         if let Some(last) = unixfs.blocks.last() {
-            self.stored.adding(last.cid, added.cid, name, added.size);
+            self.stored.adding(last.cid(), added.cid, name, added.size);
         }
         let behaviour = self.swarm.behaviour_mut();
         for block in unixfs.blocks {
-            let cid = block.cid;
-            behaviour
-                .bitswap
-                .add_block(cid, block.data)
-                .map_err(|error| NodeError::AddBlock { cid, error })?;
+            behaviour.bitswap.add_block(block);
         }
         for chunk in swarm.chunks {
             let address = chunk.address();

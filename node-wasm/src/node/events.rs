@@ -20,7 +20,7 @@ use super::membership::RoomUpdate;
 use crate::content::ExportError;
 use crate::net::{bitswap, pullsync};
 use crate::store::{Manifest, StoreError};
-use syncscope_proto::bitswap::{ProtocolVersion, VerifyError};
+use syncscope_proto::bitswap::ProtocolVersion;
 use syncscope_proto::rooms::RoomError;
 use syncscope_proto::swarm::Address;
 
@@ -224,8 +224,6 @@ pub enum NodeError {
     MemberList(RoomError),
     #[error("cannot dial {addr}: {error}")]
     Dial { addr: Multiaddr, error: Arc<DialError> },
-    #[error("cannot add block {cid}: {error}")]
-    AddBlock { cid: Cid, error: VerifyError },
     #[error("cannot store block {cid}: {error}")]
     StoreBlock { cid: Cid, error: Arc<StoreError> },
     #[error("cannot store chunk {address}: {error}")]

@@ -66,6 +66,7 @@ impl BlockSources {
 impl std::fmt::Display for BlockSources {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self.peers() {
+            0 => write!(f, "no peer")?,
             1 => write!(f, "1 peer")?,
             n => write!(f, "{n} peers")?,
         }
@@ -288,5 +289,21 @@ impl Fetches {
         bitswap.close(session);
         let root = self.by_session.remove(&session).map(|f| f.root).unwrap_or_default();
         FetchUpdate::Failed { root, error }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn block_sources_read_as_peers_and_shares() {
+        let peer = |_| PeerId::random();
+        let sources = |counts: &[u64]| {
+            BlockSources(counts.iter().map(|&n| (peer(n), n)).collect()).to_string()
+        };
+        assert_eq!(sources(&[]), "no peer");
+        assert_eq!(sources(&[41]), "1 peer");
+        assert_eq!(sources(&[5, 3, 2]), "3 peers (50 %, 30 %, 20 %)");
     }
 }

@@ -124,7 +124,8 @@ impl StoredContent {
         self.report(async move {
             match dag_blocks(&store, root).await {
                 Ok(blocks) => {
-                    let car = write_car(&[root], blocks.iter().map(|(cid, data)| (cid, &data[..])));
+                    let car =
+                        write_car(&[root], blocks.iter().map(|(cid, data)| (*cid, &data[..])));
                     NodeEvent::Stored(StoredChange::Car { root, data: car.into() })
                 }
                 Err(error) => {

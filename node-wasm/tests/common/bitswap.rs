@@ -6,6 +6,7 @@ use libp2p::identity::Keypair;
 use libp2p::{Multiaddr, PeerId};
 use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use syncscope_node::content::Block;
 use syncscope_node::net::bitswap::{Behaviour, Config, Event};
 use syncscope_node::store::{BlockStore, MemoryBlockStore};
 use syncscope_proto::bitswap::{raw_cid, ProtocolVersion, SessionId};
@@ -49,7 +50,7 @@ pub async fn seed_with<S: BlockStore>(
     let given = blocks.to_vec();
     node.with(move |s| {
         for (cid, data) in given {
-            s.behaviour_mut().add_block(cid, data).expect("valid block");
+            s.behaviour_mut().add_block(Block::verified(cid, data).expect("valid block"));
         }
     })
     .await;

@@ -2,15 +2,15 @@
 
 use std::sync::Arc;
 
-use bytes::Bytes;
 use cid::Cid;
 use libp2p::PeerId;
 
 use super::config::Config;
 use super::glue::{BitswapGlue, Fetch};
+use crate::content::Block;
 use crate::net::adapter;
 use crate::store::{BlockKey, BlockStore};
-use syncscope_proto::bitswap::{self, verify, Counters, Node, SessionId, VerifyError};
+use syncscope_proto::bitswap::{self, Counters, Node, SessionId};
 
 /// Why a fetch could not be extended.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -99,12 +99,11 @@ impl<S: BlockStore> Behaviour<S> {
         });
     }
 
-    /// Stores a block of this node's own and serves it. Refused if `data` is not what `cid`
-    /// addresses. [`Event::BlockAdded`] follows once it is stored.
-    pub fn add_block(&mut self, cid: Cid, data: Bytes) -> Result<(), VerifyError> {
-        verify(&cid, &data)?;
+    /// Stores a block of this node's own and serves it. A [`Block`] was hashed when it was made,
+    /// so it is not hashed again. [`Event::BlockAdded`] follows once it is stored.
+    pub fn add_block(&mut self, block: Block) {
+        let (cid, data) = block.into_parts();
         self.command(|glue, ctx| glue.store_block(ctx, cid, data, |s| s.added = true));
-        Ok(())
     }
 
     /// Indexes blocks the store held before this behaviour was made ([`BlockStore::inventory`]):
