@@ -116,6 +116,7 @@ let relay;
 const relayed = async () => (relay ??= await startRelay());
 
 const HELIA_HELIA = 'Helia → Helia, direct (tcp)';
+const HELIA_HELIA_CIRCUIT = 'Helia → Helia, relay circuit';
 const KUBO_KUBO = 'kubo → kubo, direct (tcp)';
 
 /**
@@ -148,7 +149,7 @@ const transfers = [
     await seed.peer.waitFor(matching(/^reachable through the relay/), 'a reservation');
     const peerId = seed.peer.lines.find((l) => l.startsWith('peer ')).split(' ')[1];
     return foreignFetch(helia, circuit(ws, peerId), seed.cid, transfer.sha256);
-  }, HELIA_HELIA],
+  }, HELIA_HELIA_CIRCUIT],
   ['Helia → syncscope, direct (tcp)', 'syncscope → syncscope, direct', async () => {
     const seed = helia(['serve', '--file', transfer.path]);
     const ready = await seed.waitForEvent('ready');
@@ -173,6 +174,12 @@ const transfers = [
     const seed = helia(['serve', '--file', transfer.path]);
     const ready = await seed.waitForEvent('ready');
     return foreignFetch(helia, ready.addrs.find((a) => !a.includes('/ws/')), ready.cid, transfer.sha256);
+  }],
+  [HELIA_HELIA_CIRCUIT, null, async () => {
+    const { ws } = await relayed();
+    const seed = helia(['serve', '--file', transfer.path, '--relay', ws, '--listen', 'none']);
+    const ready = await seed.waitForEvent('ready');
+    return foreignFetch(helia, ready.addrs.find((a) => a.includes('/p2p-circuit/')), ready.cid, transfer.sha256);
   }],
   [KUBO_KUBO, null, async () => {
     const seed = kubo(['serve', '--file', transfer.path, '--kubo-add']);
