@@ -79,6 +79,15 @@ async function syncscopeFetch(addr, cid, extra = []) {
   return { ms: Number(secs) * 1000, bytes: Number(bytes) };
 }
 
+/** A Helia or kubo peer (`peer`, the CLI to start) serves `file`: its CID and the address `pick` chooses. */
+async function foreignServe(peer, file, extra, pick) {
+  const ready = await peer(['serve', '--file', file, ...extra]).waitForEvent('ready');
+  return { cid: ready.cid, addr: ready.addrs.find(pick) };
+}
+
+const directTcp = (a) => !a.includes('/ws') && !a.includes('/p2p-circuit/');
+const relayedAddr = (a) => a.includes('/p2p-circuit/');
+
 /** A Helia or kubo peer (`peer`, the CLI to start) fetches `cid` from `addr` and hashes the file. */
 async function foreignFetch(peer, addr, cid, sha256) {
   const fetch = peer(['fetch', '--connect', addr, '--cid', cid]);
@@ -151,40 +160,34 @@ const transfers = [
     return foreignFetch(helia, circuit(ws, peerId), seed.cid, transfer.sha256);
   }, HELIA_HELIA_CIRCUIT],
   ['Helia → syncscope, direct (tcp)', 'syncscope → syncscope, direct', async () => {
-    const seed = helia(['serve', '--file', transfer.path]);
-    const ready = await seed.waitForEvent('ready');
-    return syncscopeFetch(ready.addrs.find((a) => !a.includes('/ws/')), ready.cid);
+    const seed = await foreignServe(helia, transfer.path, [], directTcp);
+    return syncscopeFetch(seed.addr, seed.cid);
   }],
   ['Helia → syncscope, relay circuit', 'syncscope → syncscope, relay circuit', async () => {
     const { ws } = await relayed();
-    const seed = helia(['serve', '--file', transfer.path, '--relay', ws, '--listen', 'none']);
-    const ready = await seed.waitForEvent('ready');
-    return syncscopeFetch(ready.addrs.find((a) => a.includes('/p2p-circuit/')), ready.cid);
+    const seed = await foreignServe(helia, transfer.path, ['--relay', ws, '--listen', 'none'], relayedAddr);
+    return syncscopeFetch(seed.addr, seed.cid);
   }],
   ['syncscope → kubo, direct (tcp)', 'syncscope → syncscope, direct', async () => {
     const seed = await syncscopeServe(transfer.path, ['--listen', LOOPBACK_TCP, '--listen', LOOPBACK_WS]);
     return foreignFetch(kubo, seed.tcp, seed.cid, transfer.sha256);
   }, KUBO_KUBO],
   ['kubo (its own import) → syncscope, direct (tcp)', 'syncscope → syncscope, direct', async () => {
-    const seed = kubo(['serve', '--file', transfer.path, '--kubo-add']);
-    const ready = await seed.waitForEvent('ready');
-    return syncscopeFetch(ready.addrs.find((a) => !a.includes('/ws')), ready.cid);
+    const seed = await foreignServe(kubo, transfer.path, ['--kubo-add'], directTcp);
+    return syncscopeFetch(seed.addr, seed.cid);
   }],
   [HELIA_HELIA, null, async () => {
-    const seed = helia(['serve', '--file', transfer.path]);
-    const ready = await seed.waitForEvent('ready');
-    return foreignFetch(helia, ready.addrs.find((a) => !a.includes('/ws/')), ready.cid, transfer.sha256);
+    const seed = await foreignServe(helia, transfer.path, [], directTcp);
+    return foreignFetch(helia, seed.addr, seed.cid, transfer.sha256);
   }],
   [HELIA_HELIA_CIRCUIT, null, async () => {
     const { ws } = await relayed();
-    const seed = helia(['serve', '--file', transfer.path, '--relay', ws, '--listen', 'none']);
-    const ready = await seed.waitForEvent('ready');
-    return foreignFetch(helia, ready.addrs.find((a) => a.includes('/p2p-circuit/')), ready.cid, transfer.sha256);
+    const seed = await foreignServe(helia, transfer.path, ['--relay', ws, '--listen', 'none'], relayedAddr);
+    return foreignFetch(helia, seed.addr, seed.cid, transfer.sha256);
   }],
   [KUBO_KUBO, null, async () => {
-    const seed = kubo(['serve', '--file', transfer.path, '--kubo-add']);
-    const ready = await seed.waitForEvent('ready');
-    return foreignFetch(kubo, ready.addrs.find((a) => !a.includes('/ws')), ready.cid, transfer.sha256);
+    const seed = await foreignServe(kubo, transfer.path, ['--kubo-add'], directTcp);
+    return foreignFetch(kubo, seed.addr, seed.cid, transfer.sha256);
   }],
 ];
 
