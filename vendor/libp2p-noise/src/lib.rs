@@ -59,6 +59,8 @@
 
 mod io;
 mod protocol;
+#[cfg(target_arch = "wasm32")]
+mod rust_crypto;
 
 use std::{collections::HashSet, fmt::Write, pin::Pin};
 

@@ -162,7 +162,7 @@ impl AsRef<[u8]> for PublicKey {
 }
 
 /// Custom `snow::CryptoResolver` which delegates to either the
-/// `RingResolver` on native or the `DefaultResolver` on wasm
+/// `RingResolver` on native or `rust_crypto` (syncscope patch) on wasm
 /// for hash functions and symmetric ciphers, while using x25519-dalek
 /// for Curve25519 DH.
 struct Resolver;
@@ -186,7 +186,7 @@ impl snow::resolvers::CryptoResolver for Resolver {
     ) -> Option<Box<dyn snow::types::Hash>> {
         #[cfg(target_arch = "wasm32")]
         {
-            snow::resolvers::DefaultResolver.resolve_hash(choice)
+            crate::rust_crypto::hash(choice)
         }
         #[cfg(not(target_arch = "wasm32"))]
         {
@@ -200,7 +200,7 @@ impl snow::resolvers::CryptoResolver for Resolver {
     ) -> Option<Box<dyn snow::types::Cipher>> {
         #[cfg(target_arch = "wasm32")]
         {
-            snow::resolvers::DefaultResolver.resolve_cipher(choice)
+            crate::rust_crypto::cipher(choice)
         }
         #[cfg(not(target_arch = "wasm32"))]
         {

@@ -26,11 +26,13 @@ pub fn keccak256_pairs(inputs: &[[u8; 64]], out: &mut [[u8; 32]]) {
 
 /// The portable path of [`keccak256_pairs`]: one permutation at a time.
 pub fn keccak256_pairs_scalar(inputs: &[[u8; 64]], out: &mut [[u8; 32]]) {
-    for (input, digest) in inputs.iter().zip(out) {
-        let mut state = absorb_pair(input);
-        keccak::f1600(&mut state);
-        *digest = squeeze(&state);
-    }
+    keccak::Keccak::new().with_f1600(|f1600| {
+        for (input, digest) in inputs.iter().zip(out) {
+            let mut state = absorb_pair(input);
+            f1600(&mut state);
+            *digest = squeeze(&state);
+        }
+    });
 }
 
 /// The SIMD path: hashes a prefix of `inputs` and returns its length.
