@@ -3,7 +3,6 @@
 use leptos::prelude::*;
 use syncscope_node::node::RoomMember;
 use syncscope_node::store::Manifest;
-use wasm_bindgen::JsValue;
 
 use crate::chart::Chart;
 use crate::config;
@@ -209,8 +208,7 @@ fn StoredRow(
         let name = manifest.name.clone();
         move || room.get().map(|r| config::share_link(&r, Some((&cid, &name)))).unwrap_or_default()
     };
-    let since = js_sys::Date::new(&(manifest.since_ms as f64).into())
-        .to_locale_string("en-GB", &JsValue::UNDEFINED);
+    let since = local_time(manifest.since_ms);
     let complete = manifest.complete;
     let resume = StoredValue::new((cid.clone(), manifest.name.clone()));
     view! {
@@ -218,7 +216,7 @@ fn StoredRow(
             <td title=cid.clone()>{name}</td>
             <td>{if complete { mib(manifest.size) } else { "—".into() }}</td>
             <td>{if complete { "complete" } else { "partial" }}</td>
-            <td>{String::from(since)}</td>
+            <td>{since}</td>
             <td class="actions">
                 <Show when=move || complete>
                     <button data-testid="stored-download" on:click=move |_| stored.download(root)>"download"</button>
@@ -232,6 +230,21 @@ fn StoredRow(
             </td>
         </tr>
     }
+}
+
+/// `YYYY-MM-DD HH:MM:SS` in the browser's time zone. Not `toLocaleString`: its first call loads
+/// the locale's data, about 100 ms of the main thread, and the list renders as a fetch starts.
+fn local_time(ms: u64) -> String {
+    let d = js_sys::Date::new(&(ms as f64).into());
+    format!(
+        "{:04}-{:02}-{:02} {:02}:{:02}:{:02}",
+        d.get_full_year(),
+        d.get_month() + 1,
+        d.get_date(),
+        d.get_hours(),
+        d.get_minutes(),
+        d.get_seconds()
+    )
 }
 
 /// "12.00 MiB used of 1024.00 MiB; persistent: yes".
