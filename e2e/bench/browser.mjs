@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util';
 
 import { launchCdpBrowser } from '../lib/cdp.mjs';
 import { startRelay } from '../lib/relay.mjs';
-import { printProfile, profileFetch } from './profile.mjs';
+import { printProfile, profileFetchAndCeiling } from './profile.mjs';
 
 /// Every case, in the order printed. `step` is the measurement it comes from; `read` takes the
 /// case's value from one run's results (undefined: not measured in that run).
@@ -54,8 +54,9 @@ const TARGETS = [
 
 const USAGE = `usage: cargo xtask bench browser [--runs N] [--cases a,b,...] [--seed-peers N]
        [--seed-content SIZE] [--format table|csv|json] [--profile]
---profile: the page's load and one fetch over ws under Chrome's CPU profiler (a page built with
-           its function names), printed as time per kind of work and per function, instead of the cases
+--profile: the page's load, one fetch over ws and its ceiling's link probe under Chrome's CPU
+           profiler (a page built with its function names), printed as time per kind of work and
+           per function, and the fetch's time per MB against the probe's, instead of the cases
 cases: ${CASES.map((c) => c.name).join(', ')}`;
 
 function options() {
@@ -305,11 +306,12 @@ if (opts.profile) {
   const relay = await startRelay({ bin, dist, args: seeds(opts['seed-peers']) });
   const browser = await launchCdpBrowser();
   try {
-    const page = await browser.newStoredPage(new URL(relay.url).origin);
-    const profile = await profileFetch(page, relay, new URL(relay.shareLink).searchParams.get('fetch'));
-    await page.close();
+    const origin = new URL(relay.url).origin;
+    const cid = new URL(relay.shareLink).searchParams.get('fetch');
+    const profile = await profileFetchAndCeiling(() => browser.newStoredPage(origin), relay, cid, opts['seed-content']);
     console.log(`Chrome's sampling CPU profiler (250 µs) over the page's load (from the navigation's commit until the relay
-connects) and one ${opts['seed-content']} fetch over ws from ${opts['seed-peers']} seed peers,
+connects), one ${opts['seed-content']} fetch over ws from ${opts['seed-peers']} seed peers, then on a fresh page the
+link probe of the same size to the first seed through the relay (ceiling_ws),
 in headless Chromium ${browser.version()} on loopback; the page is the release build with its wasm function names kept and
 no wasm-opt, so it runs a little slower than the served one. Self time: the function on top of the stack.\n`);
     printProfile(profile);

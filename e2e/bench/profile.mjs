@@ -89,11 +89,11 @@ function busyStretches(samples, minMs) {
   return stretches.sort((a, b) => b.totalMs - a.totalMs);
 }
 
-/// Profiles `page` from navigation to its relay connection, then one fetch of `cid` over ws:
-/// each phase's time and its breakdown.
-export async function profileFetch(page, relay, cid) {
+/// Profiles `page` from navigation to its relay connection, then its work until `done` shows:
+/// each phase's time and its breakdown. `query` starts the work (a fetch or a link probe).
+async function profileRun(page, relay, query, done) {
   // The profiler starts once the navigation commits: a new document may get a new renderer.
-  await page.goto(`${relay.url}?room=default&fetch=${cid}&transport=ws`);
+  await page.goto(`${relay.url}?room=default&transport=ws&${query}`);
   await page.send('Profiler.enable');
   await page.send('Profiler.setSamplingInterval', { interval: 250 });
   await page.send('Profiler.start');
@@ -101,29 +101,62 @@ export async function profileFetch(page, relay, cid) {
   await page.waitFor(status, 60_000);
   const load = breakdown(samplesOf((await page.send('Profiler.stop')).profile));
   load.elapsedMs = Number(await page.attr(status, 'connected-after-ms'));
-  // From the connection on, so that the fetch's start, where the page compiles and runs its
-  // fetch code for the first time, is in the profile too.
+  // From the connection on, so that the work's start, where the page compiles and runs its
+  // code for the first time, is in the profile too.
   await page.send('Profiler.start');
-  const done = '[data-testid="fetch-done"]';
-  await page.waitFor(done, 300_000);
+  const selector = `[data-testid="${done}"]`;
+  await page.waitFor(selector, 300_000);
   const samples = samplesOf((await page.send('Profiler.stop')).profile);
-  const fetch = breakdown(samples);
-  fetch.busy = busyStretches(samples, LONG_TASK_MS);
-  fetch.elapsedMs = Number(await page.attr(done, 'elapsed-ms'));
-  fetch.bytes = Number(await page.attr(done, 'bytes'));
-  return { load, fetch };
+  const run = breakdown(samples);
+  run.busy = busyStretches(samples, LONG_TASK_MS);
+  run.elapsedMs = Number(await page.attr(selector, 'elapsed-ms'));
+  run.bytes = Number(await page.attr(selector, 'bytes'));
+  return { load, run };
 }
 
-export function printProfile({ load, fetch }) {
+/// The fetch of `cid` over ws, and the link probe to the first seed through the relay (the
+/// `ceiling_ws` case's bare stream of `size`), each on a fresh page from `newPage`.
+export async function profileFetchAndCeiling(newPage, relay, cid, size) {
+  const profiled = async (query, done) => {
+    const page = await newPage();
+    try {
+      return await profileRun(page, relay, query, done);
+    } finally {
+      await page.close();
+    }
+  };
+  const fetch = await profiled(`fetch=${cid}`, 'fetch-done');
+  const ceiling = await profiled(`probe=peer&probe-size=${size}`, 'probe-done');
+  return { load: fetch.load, fetch: fetch.run, ceiling: ceiling.run };
+}
+
+export function printProfile({ load, fetch, ceiling }) {
   console.log(`== page load: navigation to connected in ${load.elapsedMs} ms; ${load.totalMs.toFixed(0)} ms profiled\n`);
   printBreakdown(load, 15);
   console.log(`\n== fetch: ${(fetch.bytes / 1e6).toFixed(1)} MB in ${(fetch.elapsedMs / 1000).toFixed(2)} s; ${fetch.totalMs.toFixed(0)} ms profiled\n`);
   printBreakdown(fetch, 25);
+  console.log(`\n== the fetch against its ceiling: the bare stream of ${(ceiling.bytes / 1e6).toFixed(1)} MB in ${(ceiling.elapsedMs / 1000).toFixed(2)} s, ms per MB moved`);
+  printComparison(ceiling, fetch);
   console.log(`\n== busy stretches of ${LONG_TASK_MS} ms or more during the fetch (no idle sample): ${fetch.busy.length}`);
   for (const b of fetch.busy.slice(0, 5)) {
     console.log(`\n${b.totalMs.toFixed(0)} ms at ${b.atMs.toFixed(0)} ms after the connection`);
     printBreakdown(b, 8);
   }
+}
+
+/// Self time per MB moved, kind by kind, for the ceiling and the fetch: what the fetch spends
+/// that the bare stream of the same path does not.
+function printComparison(ceiling, fetch) {
+  const perMb = (p) => new Map(p.kinds.map((k) => [k.kind, k.ms / (p.bytes / 1e6)]));
+  const [c, f] = [perMb(ceiling), perMb(fetch)];
+  const rows = [...new Set([...c.keys(), ...f.keys()])]
+    .map((kind) => ({ kind, c: c.get(kind) ?? 0, f: f.get(kind) ?? 0 }))
+    .sort((a, b) => (b.f - b.c) - (a.f - a.c));
+  const fmt = (x) => x.toFixed(2).padStart(8);
+  console.log(`  ${'kind of work'.padEnd(54)} ${'ceiling'.padStart(8)} ${'fetch'.padStart(8)} ${'extra'.padStart(8)}`);
+  for (const r of rows) console.log(`  ${r.kind.padEnd(54)} ${fmt(r.c)} ${fmt(r.f)} ${fmt(r.f - r.c)}`);
+  const total = (p) => p.totalMs / (p.bytes / 1e6);
+  console.log(`  ${'all samples'.padEnd(54)} ${fmt(total(ceiling))} ${fmt(total(fetch))} ${fmt(total(fetch) - total(ceiling))}`);
 }
 
 function printBreakdown(p, top) {

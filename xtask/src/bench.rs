@@ -13,7 +13,8 @@ const BROWSER_HELP: &str = "browser benchmark (run by xtask, not by syncscope-be
                raw-link ceilings, fetches over WebSocket and WebRTC-direct (3 seeds and 1),
                their ratio to the ceiling, duplicates, seeds used, longest main-thread task,
                page weight and load time; one row per case (--cases, --runs, --format);
-               --profile: page load and one fetch under Chrome's CPU profiler, time by function";
+               --profile: page load, one fetch and its ceiling under Chrome's CPU profiler,
+                         time by function, and the fetch's extra time per MB by kind of work";
 
 /// Benchmarks that run other binaries of the workspace, which must be built first.
 const NEEDS: &[(&str, &[&str])] = &[("relay", &["syncscope-relay"])];
