@@ -94,6 +94,13 @@ const CONNECT_TIMEOUT = 30_000;
 const delay = (ms) => new Promise((resolve) => setTimeout(resolve, ms).unref());
 
 const mbps = (m) => m && m.bytes / 1e6 / (m.elapsedMs / 1000);
+/// A step's time, and for a fetch from several peers the blocks each sent (what fetch_peers_ws
+/// counts), so that a run's spread shows without a rerun.
+const stepSummary = (m) => {
+  if (!m) return 'failed';
+  const split = m.peerBlocks?.length > 1 ? ` (blocks per peer ${m.peerBlocks.join('/')})` : '';
+  return `${(m.elapsedMs / 1000).toFixed(2)} s${split}`;
+};
 const perSecond = (m) => m && m.count / (m.elapsedMs / 1000);
 const ratio = (a, b) => (a === undefined || b === undefined ? undefined : a / b);
 
@@ -345,7 +352,7 @@ try {
       }
     }
     results.push(run);
-    console.error(`run ${i + 1}/${opts.runs}: ${plan.map((s) => `${s} ${run[s] ? `${(run[s].elapsedMs / 1000).toFixed(2)} s` : 'failed'}`).join(', ')}`);
+    console.error(`run ${i + 1}/${opts.runs}: ${plan.map((s) => `${s} ${stepSummary(run[s])}`).join(', ')}`);
   }
 } finally {
   await browser.close();
