@@ -100,7 +100,7 @@ pub struct SeedMetrics {
 /// The counters exported per seed peer, and how to read each from a node's stats.
 type ReadCounter = fn(&NodeStats) -> u64;
 
-const SEED_COUNTERS: [(&str, &str, ReadCounter); 6] = [
+const SEED_COUNTERS: [(&str, &str, ReadCounter); 7] = [
     ("bitswap_blocks_sent", "Bitswap blocks sent", |s| s.bitswap.counters.blocks_sent),
     ("bitswap_block_bytes_sent", "Bitswap block bytes sent", |s| {
         s.bitswap.counters.block_bytes_sent
@@ -108,6 +108,9 @@ const SEED_COUNTERS: [(&str, &str, ReadCounter); 6] = [
     ("bitswap_blocks_received", "Bitswap blocks received", |s| s.bitswap.counters.blocks_received),
     ("bitswap_duplicate_blocks", "Bitswap duplicate blocks received", |s| {
         s.bitswap.counters.duplicate_blocks
+    }),
+    ("bitswap_dont_haves_sent", "Bitswap DONT_HAVE answers sent", |s| {
+        s.bitswap.counters.dont_haves_sent
     }),
     ("pullsync_chunks_sent", "Pull-sync chunks sent", |s| s.pullsync.counters.sent),
     ("pullsync_chunks_delivered", "Pull-sync chunks delivered to this peer", |s| {

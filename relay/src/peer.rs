@@ -9,7 +9,7 @@ use bytesize::ByteSize;
 use cid::Cid;
 use futures::StreamExt;
 use syncscope_node::content::import_demo;
-use syncscope_node::node::{FetchUpdate, NodeConfig, NodeEvent, StoredChange};
+use syncscope_node::node::{ContentAdded, FetchUpdate, NodeConfig, NodeEvent, StoredChange};
 use syncscope_node::store::Manifest;
 use syncscope_proto::rooms::topic_of;
 
@@ -48,8 +48,9 @@ pub async fn run(args: PeerArgs, shutdown: impl std::future::Future<Output = ()>
         Some(dir) => format!("keeping its data in {}", dir.display()),
         None => "in memory (give --data-dir to keep its data)".to_owned(),
     };
-    let mut handle =
+    let (mut handle, added) =
         native_peer::start(config, storage, &args.room, demo.into_iter().collect()).await?;
+    added.iter().for_each(print_serving);
     for (name, data) in &files {
         handle.add_bytes_with(name, data, args.unixfs_profile.import_config())?;
     }
@@ -99,13 +100,7 @@ pub async fn run(args: PeerArgs, shutdown: impl std::future::Future<Output = ()>
         };
         native_peer::log(handle.peer_id, &event);
         match event {
-            NodeEvent::ContentAdded(added) => println!(
-                "serving {} ({}) as UnixFS {} and Swarm root {}",
-                ByteSize(added.size),
-                added.size,
-                added.cid,
-                added.swarm_root
-            ),
+            NodeEvent::ContentAdded(added) => print_serving(&added),
             NodeEvent::Listening { addr } => println!("listening on {addr}"),
             NodeEvent::Reserved { addr } => {
                 let addr = addr.with_p2p(handle.peer_id).unwrap_or_else(|addr| addr);
@@ -174,6 +169,11 @@ pub async fn run(args: PeerArgs, shutdown: impl std::future::Future<Output = ()>
 }
 
 /// "stored: bafy… "notes.txt" 1.2 MiB (complete)": a root the peer holds, as its store has it.
+fn print_serving(added: &ContentAdded) {
+    let (size, cid, swarm_root) = (added.size, added.cid, added.swarm_root);
+    println!("serving {} ({size}) as UnixFS {cid} and Swarm root {swarm_root}", ByteSize(size));
+}
+
 fn print_manifest(manifest: &Manifest) {
     let state = if manifest.complete { "complete" } else { "partial" };
     println!("stored: {} {:?} {} ({state})", manifest.root, manifest.name, ByteSize(manifest.size));

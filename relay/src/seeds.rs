@@ -57,7 +57,7 @@ pub async fn start(
             .with_context(|| format!("seed peer {n}"))?;
         let name = demo_name(seed, size);
         let content = vec![(name, demo.unixfs.clone(), demo.swarm.clone())];
-        let mut handle =
+        let (mut handle, _) =
             native_peer::start(NodeConfig::new(relay.clone()), storage, room, content).await?;
         let metrics = metrics.clone();
         tracing::info!(peer = %handle.peer_id, %room, "seed peer started");

@@ -161,6 +161,21 @@ async fn a_peer_killed_mid_fetch_resumes_from_its_store_with_the_same_identity()
     assert!(listed.contains(&cid) && listed.ends_with("48.0 MiB (complete)"), "{listed}");
 }
 
+/// A peer says it is up only once its store holds its content: until then it would answer
+/// DONT_HAVE for it, and a fetch started at once would leave it out (the relay's seed peers
+/// are started the same way before the relay says it is ready).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_peer_is_up_only_once_its_content_is_stored() {
+    let relay = Relay::start(&[]);
+    let data_dir = temp_dir("up-when-stored");
+    let args = ["--data-dir", data_dir.to_str().unwrap(), "--demo-content", "8MiB"];
+    let peer = PeerProcess::start(&relay, &args);
+    peer.line_containing("joining room");
+    drop(peer); // SIGKILL at once: nothing more gets written.
+    let blocks = import_demo(1, 8 << 20).unixfs.blocks.len() as u64;
+    assert_eq!(committed_blocks(&data_dir.join("blocks.redb")).await, blocks);
+}
+
 #[test]
 fn a_peer_with_a_bad_relay_address_says_what_is_wrong() {
     let out = Command::new(env!("CARGO_BIN_EXE_syncscope-relay"))
