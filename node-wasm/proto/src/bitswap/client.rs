@@ -1037,6 +1037,49 @@ mod tests {
         assert_eq!(c.stats().peer(0).rerouted_wants, moved.len() as u64);
     }
 
+    /// Peer 1 said DONT_HAVE for the first block (a seed still storing its content, say), so the
+    /// next batch's want-blocks all go to peer 0 and peer 1 is only asked want-have. Its HAVEs
+    /// then let it take the wants waiting deep in peer 0's queue.
+    #[test]
+    fn a_peer_first_ranked_out_takes_deep_wants_once_it_says_have() {
+        let config = Config::new(ClientMode::Sessions)
+            .with_rng_seed(7)
+            .with_max_outstanding_bytes_per_peer(8000);
+        let mut c = Client::new(config);
+        let now = Instant::now();
+        c.peer_connected(now, 0, V12);
+        c.peer_connected(now, 1, V12);
+        let s = c.new_session(now);
+        let bs: Vec<Block> = (1..=14).map(block).collect();
+        c.want(now, s, [bs[0].cid()]);
+        let holder = wants_of(&sent_by(&mut c, now + 25 * MS), WantType::Block)[0];
+        let other = 1 - holder;
+        c.handle_message(now + 30 * MS, other, &presence(bs[0].cid(), Presence::DontHave));
+        c.handle_message(now + 35 * MS, holder, &blocks(&bs[..1]));
+        c.want(now + 40 * MS, s, bs[1..].iter().map(|b| b.cid()));
+        let batch = sent_by(&mut c, now + 65 * MS);
+        assert_eq!(wants_of(&batch, WantType::Block), vec![holder]);
+        c.handle_message(now + 75 * MS, holder, &blocks(&bs[1..2]));
+        c.handle_message(now + 85 * MS, holder, &blocks(&bs[2..3]));
+        let haves = Message {
+            presences: bs[3..]
+                .iter()
+                .map(|b| BlockPresence { cid: b.cid(), presence: Presence::Have })
+                .collect(),
+            ..Message::default()
+        };
+        c.handle_message(now + 90 * MS, other, &haves);
+        let sent = sent_by(&mut c, now + 120 * MS);
+        let entries = |p: u8, cancel: bool| -> Vec<Cid> {
+            let of = sent.get(&p).map(Vec::as_slice).unwrap_or_default();
+            let of = of.iter().filter(|e| e.cancel == cancel && e.want_type == WantType::Block);
+            of.map(|e| e.cid).collect()
+        };
+        let moved = entries(other, false);
+        assert!(moved.len() >= 2, "{} wants moved to the peer that said HAVE", moved.len());
+        assert_eq!(moved, entries(holder, true), "each moved want is cancelled at the holder");
+    }
+
     #[test]
     fn a_disconnected_peer_counts_as_dont_have() {
         let (mut c, _, now, wb, haves) = asked(4);

@@ -146,10 +146,8 @@ pub(super) struct Session<P> {
     probed: BTreeSet<P>,
     /// Peers this session sent a want, on their current connection.
     asked_ever: BTreeSet<P>,
-    /// Peers offered wants that waited deep in other peers' queues ([`Self::offer`]): the only
-    /// ones wants move to. The peers asked when a want was driven were ranked then, and on a
-    /// path shared with the holder (a relay's downlink) a move gains nothing while the block
-    /// may already be on the wire.
+    /// Peers offered wants that waited deep in other peers' queues ([`Self::offer`]), at most
+    /// [`EXPLORE_PEERS`].
     offered: BTreeSet<P>,
     wants: HashMap<Cid, Want<P>>,
     settling: HashMap<Cid, Settling<P>>,

@@ -34,7 +34,6 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
             .iter()
             .filter(|(p, pr)| {
                 **pr == Presence::Have
-                    && self.offered.contains(p)
                     && want.asked.get(p).is_some_and(|a| a.want_type == WantType::Have)
             })
             .filter_map(|(p, _)| {
