@@ -4,10 +4,17 @@
 
 mod common;
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
 use common::pullsync::{node, overlay, random_chunks, upload, Pullsync};
 use common::{eventually, swarm, Running};
 use libp2p::identity::Keypair;
-use syncscope_node::net::pullsync::Config;
+use syncscope_node::net::pullsync::{Behaviour, Config};
+use syncscope_node::store::{
+    NodeBlockStore, PullsyncState, RecordWrite, Records, StoreError, Table, MAX_QUEUED_CHUNKS,
+};
 use syncscope_proto::pullsync::{self, MemoryReserve, RateLimit};
 use syncscope_proto::swarm::{Address, Chunk};
 
@@ -195,4 +202,65 @@ async fn a_peer_that_does_not_speak_pullsync_is_asked_once_and_left_alone() {
     assert_eq!((stats.peers, stats.unsupported_connections), (0, 1), "{stats:?}");
     assert_eq!(stats.peers_disconnected, 0, "not speaking a protocol is no offence");
     assert!(node.is_connected(foreign.peer_id).await, "the connection stays for other protocols");
+}
+
+/// A store whose record writes wait while `held` is set: one slower than the network.
+struct HeldWrites {
+    inner: NodeBlockStore,
+    held: AtomicBool,
+}
+
+impl Records for HeldWrites {
+    async fn records(&self, table: Table) -> Result<Vec<Vec<u8>>, StoreError> {
+        self.inner.records(table).await
+    }
+
+    async fn records_at(
+        &self,
+        table: Table,
+        keys: Vec<Vec<u8>>,
+    ) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+        self.inner.records_at(table, keys).await
+    }
+
+    async fn write_records(&self, writes: Vec<RecordWrite>) -> Result<(), StoreError> {
+        while self.held.load(Ordering::SeqCst) {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        self.inner.write_records(writes).await
+    }
+}
+
+/// A puller whose store falls behind stops pulling once [`MAX_QUEUED_CHUNKS`] wait to be written,
+/// rather than piling up what it pulls in memory, and goes on once the store catches up.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_puller_waits_for_a_store_that_falls_behind() {
+    let total = MAX_QUEUED_CHUNKS + 1000;
+    let seed_overlay = overlay(0x00);
+    let seed = Running::start(node(Keypair::generate_ed25519(), seed_overlay, Config::default()));
+    let seed = seed.await;
+    upload(&seed, random_chunks(31, total)).await;
+
+    let store = Arc::new(HeldWrites { inner: NodeBlockStore::default(), held: true.into() });
+    let me = overlay(0x01);
+    let state = PullsyncState::load(store.clone(), me, 1).await.unwrap();
+    let behaviour = Behaviour::new(Config::default(), me, state.reserve, state.intervals);
+    let puller = Running::start(swarm(Keypair::generate_ed25519(), behaviour)).await;
+    let seed_peer = seed.peer_id;
+    puller.with(move |s| s.behaviour_mut().set_peer_overlay(seed_peer, seed_overlay)).await;
+    puller.dial(seed.addr.clone()).await;
+    eventually(&puller, |s| s.behaviour().store().len() >= MAX_QUEUED_CHUNKS).await;
+    // Pages under way when the queue filled still land; nothing is asked for after them.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let held = puller.with(|s| s.behaviour().store().len()).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let (still, paused) =
+        puller.with(|s| (s.behaviour().store().len(), s.behaviour().is_paused())).await;
+    assert!(held < total && still == held, "pulling stopped at {held} of {total} ({still})");
+    assert!(!paused, "held back by the store, not paused by the node");
+
+    store.held.store(false, Ordering::SeqCst);
+    eventually(&puller, move |s| s.behaviour().store().len() >= total).await;
+    let stats = puller.with(|s| s.behaviour().stats()).await;
+    assert_eq!((stats.chunks_stored, stats.chunks_duplicate), (total as u64, 0), "{stats:?}");
 }

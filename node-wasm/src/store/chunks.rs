@@ -8,6 +8,7 @@
 //! [`super::PersistedReserve`], keeps only the index in memory.
 
 use std::future::ready;
+use std::task::Waker;
 
 use super::StoreError;
 use crate::cond_send::BoxFuture;
@@ -23,6 +24,12 @@ pub trait ChunkStore: ReserveIndex + ChunkPresence {
         &self,
         chunks: &[ChunkRef],
     ) -> BoxFuture<'static, Result<Vec<Option<Chunk>>, StoreError>>;
+
+    /// Whether to pull more chunks now: a store that writes behind says no while its queue is
+    /// full, and has `waker` woken as it drains. One that writes at once always takes more.
+    fn accepts_more(&self, _waker: &Waker) -> bool {
+        true
+    }
 }
 
 impl ChunkStore for MemoryReserve {

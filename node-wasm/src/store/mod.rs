@@ -34,7 +34,7 @@ pub use indexed_db::IndexedDbBlockStore;
 pub use indexed_db_error::{IndexedDbError, IndexedDbErrorKind, IndexedDbOp};
 pub use manifests::Manifest;
 pub use node_store::NodeBlockStore;
-pub use pullsync_state::{PersistedIntervals, PersistedReserve, PullsyncState};
+pub use pullsync_state::{PersistedIntervals, PersistedReserve, PullsyncState, MAX_QUEUED_CHUNKS};
 pub use records::{RecordWrite, Records, Table};
 
 /// Where this target keeps blocks across restarts.

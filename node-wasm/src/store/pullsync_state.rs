@@ -10,16 +10,23 @@
 //! order, which gives every chunk its bin ID of before: pullers' intervals over this reserve stay
 //! valid, and so does the epoch they were synced under.
 //!
+//! The write queue is bounded in effect: past [`MAX_QUEUED_CHUNKS`] chunks not yet written, the
+//! reserve stops accepting more ([`ChunkStore::accepts_more`]) and the puller waits, so a store
+//! slower than the network holds pulled chunks back rather than piling them up in memory.
+//!
 //! A failed write (over quota, say) loses its chunks from the store. Intervals written after it
 //! would claim them as synced, and they would never be pulled again after a restart: so from the
 //! first failure on, intervals are no longer written, and what is stored of them covers only
 //! chunks that are.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::task::Waker;
 
 use bytes::Bytes;
 use futures::channel::mpsc;
+use futures::task::AtomicWaker;
 use futures::StreamExt;
 
 use super::{ChunkStore, NodeBlockStore, RecordWrite, Records, StoreError, Table};
@@ -34,6 +41,10 @@ use syncscope_proto::swarm::{Address, Chunk, ChunkRef, Stamp, MAX_BINS, STAMP_SI
 /// Records written in one transaction at most, in bytes: a burst of deliveries is written in a
 /// few large transactions rather than one huge one.
 const MAX_BATCH_BYTES: usize = 4 << 20;
+
+/// Chunks queued for writing at most before pulling waits for the store: 16 MiB of full chunks,
+/// four transactions' worth.
+pub const MAX_QUEUED_CHUNKS: usize = 4096;
 
 /// What a record in [`Table::Pullsync`] holds: its first byte.
 const RESERVE_EPOCH: u8 = 0;
@@ -74,7 +85,7 @@ impl<S: Records + CondSync + 'static> PullsyncState<S> {
                 fresh
             }
         };
-        let unwritten = Unwritten::default();
+        let unwritten = Arc::new(Unwritten::default());
         let mut reserve = PersistedReserve {
             index: Reserve::new(overlay, epoch),
             next: 0,
@@ -98,9 +109,22 @@ struct Queued {
     chunk: Option<u64>,
 }
 
-/// Chunks queued for writing, by arrival number: served from here until their write lands (or
-/// for good, if it failed).
-type Unwritten = Arc<Mutex<HashMap<u64, Chunk>>>;
+/// Chunks not in the store (yet), shared by the reserve and the task that writes behind.
+#[derive(Default)]
+struct Unwritten {
+    /// By arrival number: served from here until their write lands (or for good, if it failed).
+    chunks: Mutex<HashMap<u64, Chunk>>,
+    /// Chunks queued and not yet tried: the depth of the write queue.
+    queued: AtomicUsize,
+    /// Woken whenever a transaction ends, so that pulling can go on.
+    written: AtomicWaker,
+}
+
+impl Unwritten {
+    fn chunks(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Chunk>> {
+        self.chunks.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
 
 /// Queues record writes for the task that writes them.
 #[derive(Clone)]
@@ -121,7 +145,7 @@ impl Writes {
 async fn write_behind<S: Records>(
     store: Arc<S>,
     mut pending: mpsc::UnboundedReceiver<Queued>,
-    unwritten: Unwritten,
+    unwritten: Arc<Unwritten>,
 ) {
     let mut intervals_kept = true;
     while let Some(first) = pending.next().await {
@@ -140,9 +164,10 @@ async fn write_behind<S: Records>(
             }
         }
         let writes = batch.len();
+        let tried = chunks.len();
         match store.write_records(batch).await {
             Ok(()) => {
-                let mut unwritten = unwritten.lock().unwrap_or_else(PoisonError::into_inner);
+                let mut unwritten = unwritten.chunks();
                 for arrival in chunks {
                     unwritten.remove(&arrival);
                 }
@@ -154,6 +179,8 @@ async fn write_behind<S: Records>(
                 intervals_kept = false;
             }
         }
+        unwritten.queued.fetch_sub(tried, Ordering::AcqRel);
+        unwritten.written.wake();
     }
 }
 
@@ -164,7 +191,7 @@ pub struct PersistedReserve<S = NodeBlockStore> {
     /// Arrival number of the next chunk stored.
     next: u64,
     writes: Writes,
-    unwritten: Unwritten,
+    unwritten: Arc<Unwritten>,
     store: Arc<S>,
 }
 
@@ -184,7 +211,8 @@ impl<S: Records + CondSync + 'static> ChunkStore for PersistedReserve<S> {
             return Ok(false);
         }
         let (key, record) = (self.next.to_be_bytes().to_vec(), encode_chunk(self.next, &chunk));
-        self.unwritten.lock().unwrap_or_else(PoisonError::into_inner).insert(self.next, chunk);
+        self.unwritten.chunks().insert(self.next, chunk);
+        self.unwritten.queued.fetch_add(1, Ordering::AcqRel);
         let write = RecordWrite::put(Table::Chunks, key, record);
         self.writes.queue(Queued { write, chunk: Some(self.next) });
         self.next += 1;
@@ -199,7 +227,7 @@ impl<S: Records + CondSync + 'static> ChunkStore for PersistedReserve<S> {
         let wanted: Vec<ChunkRef> = chunks.to_vec();
         let keys: Vec<Option<u64>> = chunks.iter().map(|c| self.index.value(c).copied()).collect();
         let in_memory: Vec<Option<Chunk>> = {
-            let unwritten = self.unwritten.lock().unwrap_or_else(PoisonError::into_inner);
+            let unwritten = self.unwritten.chunks();
             keys.iter().map(|k| k.and_then(|k| unwritten.get(&k).cloned())).collect()
         };
         let store = self.store.clone();
@@ -216,6 +244,11 @@ impl<S: Records + CondSync + 'static> ChunkStore for PersistedReserve<S> {
             }
             Ok(chunks)
         })
+    }
+
+    fn accepts_more(&self, waker: &Waker) -> bool {
+        self.unwritten.written.register(waker);
+        self.unwritten.queued.load(Ordering::Acquire) < MAX_QUEUED_CHUNKS
     }
 }
 

@@ -83,11 +83,15 @@ impl<S: ChunkStore + 'static, I: IntervalStore + 'static> Behaviour<S, I> {
     /// Pauses or resumes pulling (serving goes on): pages under way finish, then no new page is
     /// requested until resumed.
     pub fn set_paused(&mut self, paused: bool) {
-        self.command(|_, ctx| ctx.core.set_paused(ctx.now, paused));
+        self.command(|glue, ctx| {
+            glue.paused = paused;
+            glue.apply_pause(ctx);
+        });
     }
 
+    /// Whether the node paused pulling; the store may hold it back too, for a while.
     pub fn is_paused(&self) -> bool {
-        self.core().puller().is_paused()
+        self.glue().paused
     }
 
     /// Stores a chunk that this node created or received outside pull-sync (an upload), so that

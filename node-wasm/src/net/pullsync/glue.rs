@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::task::Waker;
 
 use libp2p::swarm::ConnectionId;
 use libp2p::PeerId;
@@ -29,6 +30,12 @@ pub struct PullsyncGlue<S, I> {
     /// Which connection carries each stream.
     routes: HashMap<StreamKey, ConnectionId>,
     shared: Arc<Shared>,
+    /// Wakes the behaviour (through `shared`) when the store has written some chunks.
+    store_waker: Waker,
+    /// Pulling was paused by the node ([`super::Behaviour::set_paused`]).
+    pub(super) paused: bool,
+    /// Pulling waits for the store to write what it holds ([`ChunkStore::accepts_more`]).
+    store_behind: bool,
     /// A chunk was stored since the server last looked at the reserve.
     pub(super) reserve_changed: bool,
     pub(super) metrics: PullsyncMetrics,
@@ -40,12 +47,16 @@ pub struct PullsyncGlue<S, I> {
 
 impl<S: ChunkStore + 'static, I: IntervalStore + 'static> PullsyncGlue<S, I> {
     pub(super) fn new(config: Config, overlay: Address, metrics: PullsyncMetrics) -> Self {
+        let shared = Arc::new(Shared::default());
         Self {
             config,
             overlay,
             overlays: HashMap::new(),
             routes: HashMap::new(),
-            shared: Arc::new(Shared::default()),
+            store_waker: futures::task::waker(shared.clone()),
+            shared,
+            paused: false,
+            store_behind: false,
             reserve_changed: false,
             metrics,
             chunks_stored: 0,
@@ -58,6 +69,26 @@ impl<S: ChunkStore + 'static, I: IntervalStore + 'static> PullsyncGlue<S, I> {
     /// The overlay address this node uses for `peer`.
     pub(super) fn peer_overlay(&self, peer: &PeerId) -> Address {
         self.overlays.get(peer).copied().unwrap_or_else(|| overlay_of(peer))
+    }
+
+    /// The puller pulls while neither the node nor the store holds it back.
+    pub(super) fn apply_pause(&self, ctx: &mut Ctx<Self>) {
+        ctx.core.set_paused(ctx.now, self.paused || self.store_behind);
+    }
+
+    /// Pauses pulling while the store's write queue is full, and resumes it once it drained.
+    fn follow_store(&mut self, ctx: &mut Ctx<Self>) -> bool {
+        let behind = !ctx.core.reserve().accepts_more(&self.store_waker);
+        if behind == self.store_behind {
+            return false;
+        }
+        self.store_behind = behind;
+        match behind {
+            true => tracing::debug!("pull-sync waits for the store to write what it pulled"),
+            false => tracing::debug!("pull-sync pulls again: the store caught up"),
+        }
+        self.apply_pause(ctx);
+        true
     }
 
     fn stream_failed(ctx: &mut Ctx<Self>, peer: PeerId, stream: StreamKey) {
@@ -255,7 +286,7 @@ where
         if changed {
             ctx.core.handle_reserve_changed(ctx.now);
         }
-        changed
+        self.follow_store(ctx) || changed
     }
 
     fn register(&self, cx: &std::task::Context<'_>) {

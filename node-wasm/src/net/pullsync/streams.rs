@@ -74,6 +74,13 @@ pub(super) struct Shared {
     pub(super) writable: AtomicWaker,
 }
 
+/// The store's wake-ups go the same way as the sockets'.
+impl futures::task::ArcWake for Shared {
+    fn wake_by_ref(shared: &Arc<Self>) {
+        shared.writable.wake();
+    }
+}
+
 struct StreamIo {
     /// `None` while an outbound stream is being negotiated.
     io: Option<Stream>,
