@@ -176,6 +176,34 @@ async fn a_peer_is_up_only_once_its_content_is_stored() {
     assert_eq!(committed_blocks(&data_dir.join("blocks.redb")).await, blocks);
 }
 
+/// A relay that goes away mid-fetch and comes back (its identity and port kept) ends nothing:
+/// both peers dial it again, meet again in the room, and the fetch goes on where it stopped,
+/// taking no block twice.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_fetch_goes_on_once_a_lost_relay_is_back() {
+    let relay_dir = temp_dir("restarting-relay");
+    let relay = Relay::start_in(relay_dir.clone(), &[]);
+    let port = relay.addr("tcp").iter().find_map(|p| match p {
+        libp2p::multiaddr::Protocol::Tcp(port) => Some(port.to_string()),
+        _ => None,
+    });
+    let server = PeerProcess::start(&relay, &["--demo-content", "32MiB", "--content-seed", "8"]);
+    let serving = server.line_containing("as UnixFS");
+    let cid = serving.split_whitespace().skip_while(|w| *w != "UnixFS").nth(1).unwrap();
+
+    let data_dir = temp_dir("fetch-across-relay-restart");
+    let args = ["--data-dir", data_dir.to_str().unwrap(), "--fetch", cid];
+    let fetcher = PeerProcess::start(&relay, &args);
+    let progress = fetcher.line_containing(" MiB in ");
+    assert!(progress.contains("more wanted"), "{progress}");
+    relay.stop();
+    let _relay = Relay::start_in(relay_dir, &["--tcp-port", &port.unwrap()]);
+
+    let fetched = fetcher.line_containing("fetched");
+    assert!(fetched.contains(cid) && fetched.contains("verified"), "{fetched}");
+    assert_eq!(number_before(&fetched, "duplicate"), 0, "{fetched}");
+}
+
 #[test]
 fn a_peer_with_a_bad_relay_address_says_what_is_wrong() {
     let out = Command::new(env!("CARGO_BIN_EXE_syncscope-relay"))

@@ -23,6 +23,7 @@ use super::events::{
 };
 use super::fetches::{FetchUpdate, Fetches};
 use super::membership::{Membership, RoomUpdate};
+use super::redial::Redial;
 use super::stored_content::StoredContent;
 use crate::agent::PeerKind;
 use crate::content::{Car, ImportedFile, SplitFile};
@@ -57,6 +58,7 @@ pub(super) struct Driver {
     relay: Option<RelayAddress>,
     /// The address this node reached the relay at, once connected.
     relay_addr: Option<Multiaddr>,
+    redial: Redial,
     reserve: bool,
     dial_members: bool,
     membership: Membership,
@@ -87,6 +89,7 @@ impl Driver {
             membership: Membership::new(me, config.relay.as_ref().map(|r| r.peer_id)),
             relay: config.relay.clone(),
             relay_addr: None,
+            redial: Redial::new(),
             reserve: config.reserve,
             dial_members: config.dial_members,
             fetches: Fetches::default(),
@@ -116,6 +119,7 @@ impl Driver {
                     self.emit_stats();
                     tick = Box::pin(rt::sleep(STATS_EVERY).fuse());
                 }
+                () = self.redial.due() => self.dial_relay(),
             }
             if self.events.is_closed() {
                 tracing::debug!("node handle dropped; stopping");
@@ -247,6 +251,7 @@ impl Driver {
                 let addr = endpoint.get_remote_address().clone();
                 tracing::info!(%peer_id, %addr, "connected");
                 if self.is_relay(peer_id) && self.relay_addr.is_none() {
+                    self.redial.connected();
                     self.relay_connected(peer_id, addr.clone());
                 }
                 let transport = TransportKind::of_connection(&endpoint);
@@ -254,14 +259,17 @@ impl Driver {
             }
             SwarmEvent::ConnectionClosed { peer_id, cause, num_established: 0, .. } => {
                 tracing::info!(%peer_id, ?cause, "disconnected");
-                if self.is_relay(peer_id) {
-                    self.relay_addr = None;
-                }
                 self.emit(NodeEvent::Disconnected { peer: peer_id, cause: cause.map(Arc::new) });
+                if self.is_relay(peer_id) {
+                    self.relay_lost();
+                }
             }
             SwarmEvent::OutgoingConnectionError { peer_id, error, .. } => {
                 tracing::warn!(?peer_id, %error, "dial failed");
                 self.emit(NodeEvent::DialFailed { peer: peer_id, error: Arc::new(error) });
+                if peer_id.is_some_and(|p| self.is_relay(p)) && self.relay_addr.is_none() {
+                    self.schedule_redial();
+                }
             }
             SwarmEvent::NewListenAddr { address, .. } if is_circuit(&address) => {
                 tracing::info!(%address, "reserved a slot on the relay");
@@ -381,6 +389,30 @@ impl Driver {
 
     fn is_relay(&self, peer: PeerId) -> bool {
         self.relay.as_ref().is_some_and(|r| r.peer_id == peer)
+    }
+
+    /// The rooms and every circuit went with the relay: members are listed as gone until the
+    /// relay, dialled again, lists them anew.
+    fn relay_lost(&mut self) {
+        self.relay_addr = None;
+        for update in self.membership.relay_lost() {
+            self.emit(NodeEvent::Room(update));
+        }
+        self.schedule_redial();
+    }
+
+    fn schedule_redial(&mut self) {
+        if let Some(wait) = self.redial.schedule() {
+            tracing::info!(?wait, "no connection to the relay; dialling it again after a wait");
+        }
+    }
+
+    fn dial_relay(&mut self) {
+        let Some(relay) = &self.relay else { return };
+        if let Err(error) = self.swarm.dial(relay_dial_opts(relay)) {
+            tracing::warn!(%error, "cannot dial the relay");
+            self.schedule_redial();
+        }
     }
 
     /// Reserves a slot through the connection just made, so that room members can dial us.

@@ -63,6 +63,23 @@ impl Membership {
         self.views.remove(room);
     }
 
+    /// The relay's lists die with the connection to it: every room starts empty again, and its
+    /// next list, from the relay dialled anew, counts every member as joined (to be dialled
+    /// again, as their circuits went with the relay). Returns each room's leaves.
+    pub fn relay_lost(&mut self) -> Vec<RoomUpdate> {
+        let mut updates = Vec::new();
+        for view in self.views.values_mut() {
+            let left: Vec<PeerId> =
+                view.members().filter_map(|m| PeerId::from_bytes(&m.peer_id).ok()).collect();
+            *view = RoomView::new(view.name());
+            if !left.is_empty() {
+                let room = view.name().to_string();
+                updates.push(RoomUpdate { room, joined: vec![], left, members: vec![] });
+            }
+        }
+        updates
+    }
+
     /// Handles a rooms message: accepted only from the relay, on a room this node is in.
     pub fn handle(
         &mut self,

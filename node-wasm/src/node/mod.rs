@@ -17,6 +17,7 @@ pub mod events;
 mod fetches;
 pub mod handle;
 mod membership;
+mod redial;
 mod stored_content;
 mod transport;
 
