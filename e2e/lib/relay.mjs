@@ -9,8 +9,9 @@ const READY = /syncscope relay ready: (http:\/\/\S+)/;
 
 // A debug relay takes about 36 s to prepare 16 MiB of demo content for three seeds (hashing at
 // opt-level 0): `readyMs` allows for that.
-export async function startRelay({ bin, dist, args = ['--seed-peers', '2', '--seed-content', '2MiB'], readyMs = 30_000 }) {
-  const dataDir = mkdtempSync(join(tmpdir(), 'syncscope-e2e-'));
+// `dataDir`: start in a relay's kept data directory (see `stop`), as the same relay again.
+export async function startRelay({ bin, dist, args = ['--seed-peers', '2', '--seed-content', '2MiB'], readyMs = 30_000, dataDir }) {
+  dataDir ??= mkdtempSync(join(tmpdir(), 'syncscope-e2e-'));
   const child = spawn(bin, [
     '--dist', dist, '--data-dir', dataDir,
     '--http-port', '0', '--ws-port', '0', '--webrtc-port', '0', '--tcp-port', '0',
@@ -31,17 +32,19 @@ export async function startRelay({ bin, dist, args = ['--seed-peers', '2', '--se
   return {
     url,
     log,
+    dataDir,
     /** The libp2p addresses the relay printed, each ending in its peer id. */
     addrs: printed.filter((l) => l.startsWith('libp2p: ')).map((l) => l.slice('libp2p: '.length)),
     /** The share link the relay printed for its seed peers' demo content. */
     shareLink: printed.find((l) => l.startsWith('share link: '))?.slice('share link: '.length),
-    async stop() {
+    /** `keepData`: leave the data directory for a restart (the caller removes it). */
+    async stop({ keepData = false } = {}) {
       if (child.exitCode === null) {
         const exited = new Promise((r) => child.once('exit', r));
         child.kill('SIGTERM');
         await exited;
       }
-      rmSync(dataDir, { recursive: true, force: true });
+      if (!keepData) rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }

@@ -41,6 +41,32 @@ export default {
     }
   },
 
+  'a fetch cut short by a lost relay goes on once the relay is back': async ({ page, startRelay }) => {
+    const args = ['--seed-peers', '1', '--seed-content', '32MiB'];
+    let relay = await startRelay({ args, readyMs: 180_000 });
+    const dataDir = relay.dataDir;
+    try {
+      await page.goto(relay.shareLink.replace(/^http:\/\/[^/]+\//, relay.url));
+      await page.waitForFunction(
+        () => Number(document.querySelector('[data-testid="fetch-progress"]')?.dataset.bytes ?? 0) >= 8 << 20,
+        null,
+        { timeout: DONE_TIMEOUT },
+      );
+      // The same relay again: its identity and seed in the data directory, on its WebSocket port.
+      const wsPort = relay.addrs.find((a) => a.includes('/ws/')).match(/\/tcp\/(\d+)\/ws/)[1];
+      await relay.stop({ keepData: true });
+      relay = await startRelay({ args: [...args, '--ws-port', wsPort], readyMs: 180_000, dataDir });
+
+      const done = page.getByTestId('fetch-done');
+      await done.waitFor({ timeout: DONE_TIMEOUT });
+      expect(Number(await done.getAttribute('data-duplicates')), 'duplicate blocks').toBe(0);
+      expect(await done.textContent(), 'outcome').toMatch(/fetched and verified .*: 32.00 MiB/);
+      await screenshot(page, 'fetch-resumed-after-relay-restart');
+    } finally {
+      await relay.stop();
+    }
+  },
+
   'pull-sync chunks kept in IndexedDB are the reserve again after a reload': async ({ page, relay }) => {
     await page.goto(`${relay.url}?transport=ws`);
     // What the page's database holds, read the way any page script would.
