@@ -14,18 +14,18 @@ pub(super) const FIRST_WAIT: Duration = Duration::from_secs(1);
 pub(super) const MAX_WAIT: Duration = Duration::from_secs(30);
 
 pub(super) struct Redial {
-    next_wait: Duration,
+    backoff: Backoff,
     timer: Fuse<BoxFuture<'static, ()>>,
 }
 
 impl Redial {
     pub(super) fn new() -> Self {
-        Self { next_wait: FIRST_WAIT, timer: Fuse::terminated() }
+        Self { backoff: Backoff::default(), timer: Fuse::terminated() }
     }
 
     /// The relay is connected: nothing is due, and the next loss waits the shortest time.
     pub(super) fn connected(&mut self) {
-        self.next_wait = FIRST_WAIT;
+        self.backoff = Backoff::default();
         self.timer = Fuse::terminated();
     }
 
@@ -35,8 +35,7 @@ impl Redial {
         if !self.timer.is_terminated() {
             return None;
         }
-        let wait = self.next_wait;
-        self.next_wait = (wait * 2).min(MAX_WAIT);
+        let wait = self.backoff.next();
         self.timer = (Box::pin(rt::sleep(wait)) as BoxFuture<'static, ()>).fuse();
         Some(wait)
     }
@@ -47,23 +46,44 @@ impl Redial {
     }
 }
 
-#[cfg(all(test, not(target_arch = "wasm32")))]
+/// Waits that double from [`FIRST_WAIT`] up to [`MAX_WAIT`].
+struct Backoff {
+    next: Duration,
+}
+
+impl Default for Backoff {
+    fn default() -> Self {
+        Self { next: FIRST_WAIT }
+    }
+}
+
+impl Backoff {
+    fn next(&mut self) -> Duration {
+        let wait = self.next;
+        self.next = (wait * 2).min(MAX_WAIT);
+        wait
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
-    #[tokio::test(start_paused = true)]
-    async fn waits_double_up_to_the_maximum_and_start_over_once_connected() {
-        let mut redial = Redial::new();
-        let mut waits = Vec::new();
-        for _ in 0..7 {
-            waits.extend(redial.schedule());
-            assert_eq!(redial.schedule(), None, "armed already");
-            redial.due().await;
-        }
-        let secs: Vec<u64> = waits.iter().map(Duration::as_secs).collect();
+    #[test]
+    fn waits_double_up_to_the_maximum() {
+        let mut backoff = Backoff::default();
+        let secs: Vec<u64> = (0..7).map(|_| backoff.next().as_secs()).collect();
         assert_eq!(secs, [1, 2, 4, 8, 16, 30, 30]);
+    }
+
+    #[test]
+    fn a_connection_starts_the_waits_over_and_disarms_the_timer() {
+        let mut redial = Redial::new();
+        assert_eq!(redial.schedule(), Some(FIRST_WAIT));
+        assert_eq!(redial.schedule(), None, "armed already: a failed dial adds no second wait");
+        redial.backoff.next();
         redial.connected();
         assert!(redial.due().is_terminated(), "nothing due while connected");
-        assert_eq!(redial.schedule(), Some(FIRST_WAIT));
+        assert_eq!(redial.backoff.next(), FIRST_WAIT);
     }
 }
