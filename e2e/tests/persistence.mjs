@@ -86,12 +86,15 @@ export default {
       [last, stored] = [stored, await storedChunks()];
     }
     expect(stored, 'chunks pulled from the seed and written').toBeAtLeast(1);
-    expect(stored, 'no more being written').toBe(last);
     console.log(`     ${stored} chunks in IndexedDB before the reload`);
     await page.reload();
     await page.waitForFunction(() => document.querySelector('[data-testid="storage"]')?.dataset.chunksAtStart !== undefined);
-    expect(await attribute(page, 'storage', 'data-chunks-at-start'), 'chunks in the reserve at start').toBe(stored);
-    expect(await page.getByTestId('storage').textContent(), 'storage line').toMatch(new RegExp(`${stored} pull-sync chunks? since it started`));
+    // Pull-sync may still write between the count and the reload, and goes on after it: the
+    // reserve at start lies between what was stored before and what is stored now.
+    const atStart = await attribute(page, 'storage', 'data-chunks-at-start');
+    expect(atStart, 'chunks in the reserve at start, at least those stored before the reload').toBeAtLeast(stored);
+    expect(await storedChunks(), 'chunks stored now, at least the reserve at start').toBeAtLeast(atStart);
+    expect(await page.getByTestId('storage').textContent(), 'storage line').toMatch(new RegExp(`${atStart} pull-sync chunks? since it started`));
   },
 
   'two tabs of one browser are two peers, and one fetches from the other': async ({ page, relay }) => {
