@@ -76,18 +76,61 @@ async fn indexed_db_upgrades_a_first_schema_database() {
 #[wasm_bindgen_test]
 async fn indexed_db_reports_a_value_that_is_not_bytes_as_corrupt() {
     let name = fresh_db("corrupt");
-    drop(IndexedDbBlockStore::open(&name).await.unwrap());
-    let cid = raw_cid(b"k");
+    let data = Bytes::from_static(b"k");
+    let store = IndexedDbBlockStore::open(&name).await.unwrap();
+    store.put(raw_cid(&data), data.clone()).await.unwrap();
+    drop(store);
     let db = idb::Factory::new().unwrap().open(&name, None).unwrap().await.unwrap();
-    let tx = db.transaction(&["blocks_by_hash"], idb::TransactionMode::ReadWrite).unwrap();
-    let hash = js_sys::Uint8Array::from(&cid.hash().to_bytes()[..]);
-    let key = js_sys::Array::of2(&hash, &9.into());
-    tx.object_store("blocks_by_hash").unwrap().put(&"not bytes".into(), Some(&key)).unwrap();
+    let tx = db.transaction(&["block_packs"], idb::TransactionMode::ReadWrite).unwrap();
+    tx.object_store("block_packs").unwrap().put(&"not bytes".into(), Some(&0.into())).unwrap();
     tx.commit().unwrap().await.unwrap();
     db.close();
     let store = IndexedDbBlockStore::open(&name).await.unwrap();
-    let error = store.get(&cid).await.unwrap_err();
+    let error = store.get(&raw_cid(&data)).await.unwrap_err();
     assert!(matches!(error, StoreError::Corrupt(Corruption::NotBytes)), "{error:?}");
+}
+
+/// Schema 6 kept one record per block under `[multihash, size]`: opening such a database moves
+/// every block into packs, and drops a record that is not a block.
+#[wasm_bindgen_test]
+async fn indexed_db_packs_the_blocks_of_a_sixth_schema_database() {
+    use idb::DatabaseEvent;
+    let name = fresh_db("v6");
+    let blocks: Vec<(cid::Cid, Bytes)> = (0..300u32)
+        .map(|i| Bytes::from(i.to_be_bytes().repeat(1024)))
+        .map(|d| (raw_cid(&d), d))
+        .collect();
+    let mut request = idb::Factory::new().unwrap().open(&name, Some(6)).unwrap();
+    request.on_upgrade_needed(|event| {
+        let db = event.database().unwrap();
+        db.create_object_store("blocks_by_hash", idb::ObjectStoreParams::new()).unwrap();
+    });
+    let db = request.await.unwrap();
+    let tx = db.transaction(&["blocks_by_hash"], idb::TransactionMode::ReadWrite).unwrap();
+    let unpacked = tx.object_store("blocks_by_hash").unwrap();
+    let key = |cid: &cid::Cid, size: usize| {
+        let hash = js_sys::Uint8Array::from(&cid.hash().to_bytes()[..]);
+        js_sys::Array::of2(&hash, &(size as f64).into()).into()
+    };
+    for (cid, data) in &blocks {
+        let value = js_sys::Uint8Array::from(&data[..]);
+        unpacked.put(&value, Some(&key(cid, data.len()))).unwrap();
+    }
+    unpacked.put(&"not bytes".into(), Some(&key(&raw_cid(b"x"), 1))).unwrap();
+    tx.commit().unwrap().await.unwrap();
+    db.close();
+
+    let store = IndexedDbBlockStore::open(&name).await.unwrap();
+    for (cid, data) in &blocks {
+        assert_eq!(store.get(cid).await.unwrap().as_ref(), Some(data), "block {cid}");
+    }
+    assert_eq!(store.inventory().await.unwrap().len(), blocks.len());
+    drop(store);
+    let db = idb::Factory::new().unwrap().open(&name, None).unwrap().await.unwrap();
+    let tx = db.transaction(&["blocks_by_hash"], idb::TransactionMode::ReadOnly).unwrap();
+    let left = tx.object_store("blocks_by_hash").unwrap().count(None).unwrap().await.unwrap();
+    assert_eq!(left, 0, "every record moved or dropped");
+    db.close();
 }
 
 #[wasm_bindgen_test]

@@ -1,40 +1,48 @@
 //! The node's IndexedDB database, and the [`BlockStore`] in it.
 //!
-//! Writes are batched: one read-write transaction per batch of puts ([`GroupCommit`]), and one
-//! record per block. On disk in Chromium, one 4 KiB block per transaction manages about 1,500
-//! puts/s; batched, two records per block (data and size) managed 7,500/s, one record 10,000/s
-//! and more (`cargo xtask bench browser --cases idb_put_4k_batched`).
+//! Writes are batched: one read-write transaction per batch of puts ([`GroupCommit`]), with blocks
+//! packed several to a record ([`Packs`]). On disk in Chromium, one 4 KiB block per transaction
+//! manages about 1,000 puts/s; batched one record per block, 5,500-7,500/s
+//! (`cargo xtask bench browser --cases idb_put_4k_batched`).
+
+use std::cell::RefCell;
 
 use bytes::Bytes;
 use cid::Cid;
 use idb::{
-    Database, DatabaseEvent, Factory, KeyRange, ObjectStoreParams, Query, TransactionMode,
-    TransactionResult,
+    Database, DatabaseEvent, Factory, ObjectStoreParams, Query, TransactionMode, TransactionResult,
 };
 use js_sys::{Array, ArrayBuffer, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::DomException;
 use web_time::Duration;
 
+use super::block_packs::{Pack, Packs};
 use super::group_commit::{BatchWrite, GroupCommit};
-use super::indexed_db_writer::IndexedDbWriter;
+use super::indexed_db_writer::{IndexedDbWriter, Put};
 use super::{
     BlockKey, BlockStore, Corruption, IndexedDbError, IndexedDbErrorKind, IndexedDbOp, RecordWrite,
     Records, StoreError, Table,
 };
 use IndexedDbOp::{Begin, Commit, Delete, Open, Read, Write};
 
-/// Blocks keyed by `[multihash, size]`: one record per block, and the keys alone (no data) say
-/// what a node holds at start. A lookup by multihash is a key range over the sizes.
-const BLOCKS: &str = "blocks_by_hash";
+/// Packs of blocks by number: their bytes end to end.
+const PACKS: &str = "block_packs";
+/// Each pack's index, under its number: what a node holds, read at start without the data.
+const PACK_INDEXES: &str = "block_pack_indexes";
+/// Schemas 4 to 6 kept a record per block, keyed by `[multihash, size]`; a database of theirs
+/// has its blocks moved into packs when it is opened.
+const UNPACKED: &str = "blocks_by_hash";
+/// Blocks moved from [`UNPACKED`] per transaction.
+const UNPACK_AT_ONCE: u32 = 256;
 /// What the node keeps about itself, by name: its identity key.
 const NODE: &str = "node";
-const OBJECT_STORES: [&str; 2] = [BLOCKS, NODE];
+const OBJECT_STORES: [&str; 3] = [PACKS, PACK_INDEXES, NODE];
 /// Stores of earlier layouts, dropped on upgrade: 1's `values` (never a node's), 2's and 3's
 /// `blocks` and `block_sizes` (two records per block; they lived only on the development branch).
 const RETIRED_STORES: [&str; 3] = ["values", "blocks", "block_sizes"];
-/// 5 adds the manifests, 6 pull-sync's chunks and state (the [`Table`]s).
-const SCHEMA_VERSION: u32 = 6;
+/// 5 adds the manifests, 6 pull-sync's chunks and state (the [`Table`]s), 7 packs blocks.
+const SCHEMA_VERSION: u32 = 7;
 /// At most one block transaction per this under sustained load ([`GroupCommit::paced`]). A
 /// transaction of one 256 KiB block commits in 5-10 ms, well within the time between two
 /// deliveries of a fetch, so unpaced a 64 MiB fetch ran 200 transactions of one or two blocks,
@@ -47,6 +55,8 @@ struct IndexedDbStore {
     db: Database,
     /// Block writes, off the page's thread.
     writer: IndexedDbWriter,
+    /// Where each stored block is.
+    packs: RefCell<Packs>,
 }
 
 impl IndexedDbStore {
@@ -69,56 +79,132 @@ impl IndexedDbStore {
             }
         });
         let db = request.await.map_err(failed(Open))?;
-        Ok(Self { db, writer: IndexedDbWriter::start(name, SCHEMA_VERSION, BLOCKS)? })
+        let packs = RefCell::new(stored_packs(&db).await?);
+        let store = Self { db, writer: IndexedDbWriter::start(name, SCHEMA_VERSION)?, packs };
+        if store.db.store_names().iter().any(|s| s == UNPACKED) {
+            while store.pack_unpacked().await? {}
+        }
+        Ok(store)
     }
 
     /// Stores every block in one transaction: all of them, or none and an error (an aborted
     /// transaction, e.g. over quota, is [`IndexedDbErrorKind::Aborted`]).
     async fn put_blocks(&self, blocks: &[(BlockKey, Bytes)]) -> Result<(), StoreError> {
-        self.writer.write(blocks, block_key).await
+        let packs = self.packs.borrow_mut().pack(blocks);
+        if packs.is_empty() {
+            return Ok(());
+        }
+        let puts: Vec<Put> = packs.iter().flat_map(pack_puts).collect();
+        self.writer.write(&puts).await?;
+        self.packs.borrow_mut().committed(&packs);
+        Ok(())
     }
 
     async fn get_block(&self, hash: &BlockKey) -> Result<Option<Bytes>, StoreError> {
-        self.get_bytes(BLOCKS, hash_range(hash)?).await
+        // A removal may move the block to another pack while the read is under way.
+        let mut at = self.packs.borrow().location(hash);
+        while let Some(location) = at {
+            if let Some(pack) = self.get_value(PACKS, pack_key(location.pack)).await? {
+                let pack = stored_array(pack)?;
+                let end = location.offset + location.len;
+                if end > pack.length() as usize {
+                    return Err(StoreError::Corrupt(Corruption::NotAPack));
+                }
+                return Ok(Some(pack.subarray(location.offset as u32, end as u32).to_vec().into()));
+            }
+            let now = self.packs.borrow().location(hash);
+            if now == at {
+                return Err(StoreError::Corrupt(Corruption::NotAPack));
+            }
+            at = now;
+        }
+        Ok(None)
+    }
+
+    /// Moves the oldest blocks of [`UNPACKED`] into packs, in one transaction; `false` once none
+    /// are left. A record that is not a block is dropped: it could never be read as one.
+    async fn pack_unpacked(&self) -> Result<bool, StoreError> {
+        let tx = self.transaction(&[UNPACKED, PACKS, PACK_INDEXES], TransactionMode::ReadWrite)?;
+        let unpacked = object_store(&tx, UNPACKED)?;
+        let keys = unpacked.get_all_keys(None, Some(UNPACK_AT_ONCE)).map_err(failed(Read))?;
+        let values = unpacked.get_all(None, Some(UNPACK_AT_ONCE)).map_err(failed(Read))?;
+        let keys = keys.await.map_err(failed(Read))?;
+        let values = values.await.map_err(failed(Read))?;
+        if keys.is_empty() {
+            return Ok(false);
+        }
+        let blocks: Vec<(BlockKey, Bytes)> = keys
+            .iter()
+            .zip(values)
+            .filter_map(|(key, value)| {
+                let data = stored_bytes(value).ok()?;
+                Some((hash_and_size(key.clone()).ok()?.0, data.into()))
+            })
+            .collect();
+        let packs = self.packs.borrow_mut().pack(&blocks);
+        for put in packs.iter().flat_map(pack_puts) {
+            write(&object_store(&tx, put.store)?, &put.key, Some(put.value))?;
+        }
+        for key in keys {
+            unpacked.delete(Query::Key(key)).map_err(failed(Write))?;
+        }
+        committed(tx).await?;
+        self.packs.borrow_mut().committed(&packs);
+        Ok(true)
+    }
+
+    /// The value under `key` in `store`.
+    async fn get_value(&self, store: &str, key: JsValue) -> Result<Option<JsValue>, StoreError> {
+        let tx = self.transaction(&[store], TransactionMode::ReadOnly)?;
+        let value = object_store(&tx, store)?.get(Query::Key(key)).map_err(failed(Read))?.await;
+        let value = value.map_err(failed(Read))?;
+        tx.await.map_err(failed(Read))?;
+        Ok(value)
     }
 
     /// The value under `key` in `store`, which must be bytes.
-    async fn get_bytes(&self, store: &str, key: Query) -> Result<Option<Bytes>, StoreError> {
-        let tx = self.transaction(&[store], TransactionMode::ReadOnly)?;
-        let store = tx.object_store(store).map_err(failed(Begin))?;
-        let value = store.get(key).map_err(failed(Read))?.await;
-        let value = value.map_err(failed(Read))?;
-        tx.await.map_err(failed(Read))?;
+    async fn get_bytes(&self, store: &str, key: JsValue) -> Result<Option<Bytes>, StoreError> {
+        let value = self.get_value(store, key).await?;
         value.map(|v| stored_bytes(v).map(Bytes::from)).transpose()
     }
 
-    /// Whether a block is stored under `hash`, without reading it.
-    async fn contains(&self, hash: &BlockKey) -> Result<bool, StoreError> {
-        let tx = self.transaction(&[BLOCKS], TransactionMode::ReadOnly)?;
-        let store = tx.object_store(BLOCKS).map_err(failed(Begin))?;
-        let count = store.count(Some(hash_range(hash)?)).map_err(failed(Read))?.await;
-        let count = count.map_err(failed(Read))?;
-        tx.await.map_err(failed(Read))?;
-        Ok(count > 0)
-    }
-
+    /// Drops the blocks in one transaction: each pack that holds any is written again without
+    /// them, as a new pack, or deleted.
     async fn delete_blocks(&self, hashes: &[BlockKey]) -> Result<(), StoreError> {
-        let tx = self.transaction(&[BLOCKS], TransactionMode::ReadWrite)?;
-        let store = tx.object_store(BLOCKS).map_err(failed(Begin))?;
-        for hash in hashes {
-            store.delete(hash_range(hash)?).map_err(failed(Write))?;
+        let holding = self.packs.borrow().holding(hashes);
+        if holding.is_empty() {
+            return Ok(());
         }
-        committed(tx).await
-    }
-
-    /// Every block's multihash and size, from the keys alone.
-    async fn sizes(&self) -> Result<Vec<(BlockKey, usize)>, StoreError> {
-        let tx = self.transaction(&[BLOCKS], TransactionMode::ReadOnly)?;
-        let store = tx.object_store(BLOCKS).map_err(failed(Begin))?;
-        let keys = store.get_all_keys(None, None).map_err(failed(Read))?.await;
-        let keys = keys.map_err(failed(Read))?;
-        tx.await.map_err(failed(Read))?;
-        keys.into_iter().map(hash_and_size).collect()
+        let tx = self.transaction(&[PACKS, PACK_INDEXES], TransactionMode::ReadWrite)?;
+        let (data, indexes) = (object_store(&tx, PACKS)?, object_store(&tx, PACK_INDEXES)?);
+        // Everything is read and checked before anything is written, so that a corrupt pack
+        // leaves the transaction with nothing to commit.
+        let mut reads = Vec::with_capacity(holding.len());
+        for &number in holding.keys() {
+            let key = || Query::Key(pack_key(number));
+            let pack = data.get(key()).map_err(failed(Read))?;
+            reads.push((pack, indexes.get(key()).map_err(failed(Read))?));
+        }
+        let mut rewritten = Vec::with_capacity(holding.len());
+        for ((&number, dropped), (pack, index)) in holding.iter().zip(reads) {
+            let pack = pack_value(pack.await.map_err(failed(Read))?)?;
+            let index = pack_value(index.await.map_err(failed(Read))?)?;
+            let kept = self.packs.borrow_mut().without(number, &pack, &index, dropped)?;
+            rewritten.push((number, kept));
+        }
+        for (number, kept) in &rewritten {
+            write(&data, &pack_key(*number), None)?;
+            write(&indexes, &pack_key(*number), None)?;
+            for put in kept.iter().flat_map(pack_puts) {
+                write(&object_store(&tx, put.store)?, &put.key, Some(put.value))?;
+            }
+        }
+        committed(tx).await?;
+        let mut packs = self.packs.borrow_mut();
+        for (number, kept) in &rewritten {
+            packs.replaced(*number, kept.as_ref());
+        }
+        Ok(())
     }
 
     /// Puts `value` under `key` in `store`, or deletes what is there when `value` is `None`.
@@ -224,7 +310,7 @@ impl IndexedDbBlockStore {
     /// A value the node keeps about itself under `name` (its identity key, say), beside its
     /// blocks so that the two never part.
     pub async fn node_value(&self, name: &str) -> Result<Option<Bytes>, StoreError> {
-        self.db().get_bytes(NODE, Query::Key(JsValue::from_str(name))).await
+        self.db().get_bytes(NODE, JsValue::from_str(name)).await
     }
 
     pub async fn set_node_value(&self, name: &str, value: &[u8]) -> Result<(), StoreError> {
@@ -242,7 +328,7 @@ impl BlockStore for IndexedDbBlockStore {
     }
 
     async fn has(&self, cid: &Cid) -> Result<bool, StoreError> {
-        self.db().contains(cid.hash()).await
+        Ok(self.db().packs.borrow().location(cid.hash()).is_some())
     }
 
     async fn delete_many(&self, keys: Vec<BlockKey>) -> Result<(), StoreError> {
@@ -250,7 +336,7 @@ impl BlockStore for IndexedDbBlockStore {
     }
 
     async fn inventory(&self) -> Result<Vec<(BlockKey, usize)>, StoreError> {
-        self.db().sizes().await
+        Ok(self.db().packs.borrow().inventory())
     }
 }
 
@@ -299,23 +385,51 @@ async fn committed(tx: idb::Transaction) -> Result<(), StoreError> {
 }
 
 /// A stored value, which the store always writes as bytes.
+fn stored_array(value: JsValue) -> Result<Uint8Array, StoreError> {
+    value.dyn_into::<Uint8Array>().map_err(|_| StoreError::Corrupt(Corruption::NotBytes))
+}
+
 fn stored_bytes(value: JsValue) -> Result<Vec<u8>, StoreError> {
-    let array = value.dyn_into::<Uint8Array>();
-    array.map(|a| a.to_vec()).map_err(|_| StoreError::Corrupt(Corruption::NotBytes))
+    stored_array(value).map(|a| a.to_vec())
 }
 
-/// A block's key: `[multihash, size]`.
-fn block_key(hash: &BlockKey, size: usize) -> JsValue {
-    Array::of2(&bytes(&hash.to_bytes()), &JsValue::from(size as f64)).into()
+/// What every stored pack holds, from the indexes alone.
+async fn stored_packs(db: &Database) -> Result<Packs, StoreError> {
+    let tx = db.transaction(&[PACK_INDEXES], TransactionMode::ReadOnly).map_err(failed(Begin))?;
+    let indexes = object_store(&tx, PACK_INDEXES)?;
+    let numbers = indexes.get_all_keys(None, None).map_err(failed(Read))?;
+    let values = indexes.get_all(None, None).map_err(failed(Read))?;
+    let numbers = numbers.await.map_err(failed(Read))?;
+    let values = values.await.map_err(failed(Read))?;
+    tx.await.map_err(failed(Read))?;
+    let number = |key: JsValue| key.as_f64().ok_or(StoreError::Corrupt(Corruption::NotAPack));
+    let indexes = numbers
+        .into_iter()
+        .zip(values)
+        .map(|(key, value)| Ok((number(key)? as u32, stored_bytes(value)?)))
+        .collect::<Result<Vec<_>, StoreError>>()?;
+    Ok(Packs::from_indexes(indexes)?)
 }
 
-/// Every key of a block with this multihash, whatever its size: an array sorts after its
-/// prefix, and a number before any array.
-fn hash_range(hash: &BlockKey) -> Result<Query, StoreError> {
-    let hash = bytes(&hash.to_bytes());
-    let lower = Array::of1(&hash);
-    let upper = Array::of2(&hash, &Array::new());
-    Ok(Query::KeyRange(KeyRange::bound(&lower, &upper, None, None).map_err(failed(Read))?))
+/// A pack's two records.
+fn pack_puts(pack: &Pack) -> [Put<'_>; 2] {
+    [
+        Put { store: PACKS, key: pack_key(pack.number), value: &pack.data },
+        Put { store: PACK_INDEXES, key: pack_key(pack.number), value: &pack.index },
+    ]
+}
+
+fn pack_key(number: u32) -> JsValue {
+    JsValue::from(number)
+}
+
+/// A pack's record, which its index says is there.
+fn pack_value(value: Option<JsValue>) -> Result<Vec<u8>, StoreError> {
+    stored_bytes(value.ok_or(StoreError::Corrupt(Corruption::NotAPack))?)
+}
+
+fn object_store(tx: &idb::Transaction, name: &str) -> Result<idb::ObjectStore, StoreError> {
+    tx.object_store(name).map_err(failed(Begin))
 }
 
 fn hash_and_size(key: JsValue) -> Result<(BlockKey, usize), StoreError> {

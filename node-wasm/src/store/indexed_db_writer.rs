@@ -15,17 +15,16 @@ use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use bytes::Bytes;
 use futures::channel::oneshot;
 use js_sys::{Array, Object, Reflect, Uint8Array};
 use wasm_bindgen::prelude::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::{Blob, BlobPropertyBag, MessageEvent, Url, Worker};
 
-use super::{BlockKey, IndexedDbError, IndexedDbErrorKind, IndexedDbOp, StoreError};
+use super::{IndexedDbError, IndexedDbErrorKind, IndexedDbOp, StoreError};
 
-/// Answers `{id, name, version, store, entries: [[key, ArrayBuffer]...]}` with `{id}` once the
-/// transaction completed, or `{id, error}` with the exception's name. `{name, version}` alone
+/// Answers `{id, name, version, stores, entries: [[store, key, ArrayBuffer]...]}` with `{id}` once
+/// the transaction over `stores` completed, or `{id, error}` with the exception's name. `{name, version}` alone
 /// opens the database ahead of the first write.
 const WORKER_JS: &str = r#"
 const dbs = new Map();
@@ -44,16 +43,15 @@ function open(name, version) {
   }
   return dbs.get(name);
 }
-onmessage = async ({ data: { id, name, version, store, entries } }) => {
+onmessage = async ({ data: { id, name, version, stores, entries } }) => {
   if (!entries) return open(name, version).catch(() => {});
   const failed = (error) => postMessage({ id, error: error?.name ?? 'UnknownError' });
   let tx;
   try {
-    tx = (await open(name, version)).transaction(store, 'readwrite');
+    tx = (await open(name, version)).transaction(stores, 'readwrite');
     tx.oncomplete = () => postMessage({ id });
     tx.onabort = () => failed(tx.error);
-    const objects = tx.objectStore(store);
-    for (const [key, data] of entries) objects.put(new Uint8Array(data), key);
+    for (const [store, key, data] of entries) tx.objectStore(store).put(new Uint8Array(data), key);
     tx.commit();
   } catch (error) {
     if (tx) tx.onabort = null, tx.abort();
@@ -64,12 +62,18 @@ onmessage = async ({ data: { id, name, version, store, entries } }) => {
 
 type Waiters = Rc<RefCell<HashMap<u32, oneshot::Sender<Result<(), StoreError>>>>>;
 
-/// Writes batches of blocks into one object store of one database, through a worker.
+/// One record to write: its object store, key and bytes.
+pub(super) struct Put<'a> {
+    pub store: &'static str,
+    pub key: JsValue,
+    pub value: &'a [u8],
+}
+
+/// Writes batches of records into one database, through a worker.
 pub(super) struct IndexedDbWriter {
     worker: Worker,
     database: String,
     version: u32,
-    store: &'static str,
     waiters: Waiters,
     next_id: Cell<u32>,
     _on_message: Closure<dyn FnMut(MessageEvent)>,
@@ -77,11 +81,7 @@ pub(super) struct IndexedDbWriter {
 }
 
 impl IndexedDbWriter {
-    pub(super) fn start(
-        database: &str,
-        version: u32,
-        store: &'static str,
-    ) -> Result<Self, StoreError> {
+    pub(super) fn start(database: &str, version: u32) -> Result<Self, StoreError> {
         let unavailable =
             |_| IndexedDbError::new(IndexedDbOp::Open, IndexedDbErrorKind::Unavailable);
         let worker = worker_from_source(WORKER_JS).map_err(unavailable)?;
@@ -113,7 +113,6 @@ impl IndexedDbWriter {
             worker,
             database: database.to_owned(),
             version,
-            store,
             waiters,
             next_id: Cell::new(0),
             _on_message: on_message,
@@ -121,28 +120,25 @@ impl IndexedDbWriter {
         })
     }
 
-    /// Writes every block in one transaction under the key `key_of` gives it; resolves when the
-    /// transaction completed, or with why it did not.
-    pub(super) async fn write(
-        &self,
-        blocks: &[(BlockKey, Bytes)],
-        key_of: impl Fn(&BlockKey, usize) -> JsValue,
-    ) -> Result<(), StoreError> {
+    /// Writes every record in one transaction; resolves when it completed, or with why it did not.
+    pub(super) async fn write(&self, puts: &[Put<'_>]) -> Result<(), StoreError> {
         let id = self.next_id.get();
         self.next_id.set(id.wrapping_add(1));
+        let mut stores: Vec<&str> = puts.iter().map(|put| put.store).collect();
+        stores.sort_unstable();
+        stores.dedup();
         let entries = Array::new();
         let transfer = Array::new();
-        for (hash, data) in blocks {
-            let buffer = Uint8Array::from(&data[..]).buffer();
-            entries.push(&Array::of2(&key_of(hash, data.len()), &buffer));
+        for put in puts {
+            let buffer = Uint8Array::from(put.value).buffer();
+            entries.push(&Array::of3(&put.store.into(), &put.key, &buffer));
             transfer.push(&buffer);
         }
         let message = open_message(&self.database, self.version);
-        for (field, value) in [
-            ("id", JsValue::from(id)),
-            ("store", JsValue::from_str(self.store)),
-            ("entries", entries.into()),
-        ] {
+        let stores: Array = stores.into_iter().map(JsValue::from_str).collect();
+        for (field, value) in
+            [("id", JsValue::from(id)), ("stores", stores.into()), ("entries", entries.into())]
+        {
             Reflect::set(&message, &field.into(), &value).map_err(|_| write_failed(None))?;
         }
         let (done, written) = oneshot::channel();

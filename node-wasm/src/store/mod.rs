@@ -3,6 +3,8 @@
 //! pull-sync chunks ([`ChunkStore`]; [`PullsyncState`] keeps them, with the intervals, in memory and
 //! writes them behind to the node's store).
 
+#[cfg(any(target_arch = "wasm32", test))]
+mod block_packs;
 mod blocks;
 #[cfg(target_arch = "wasm32")]
 mod browser_node;
@@ -58,7 +60,7 @@ pub enum StoreError {
     Stopped,
     /// What the backend gave back is not what the store writes.
     #[error("stored data is corrupt: {0}")]
-    Corrupt(Corruption),
+    Corrupt(#[from] Corruption),
 }
 
 /// How stored data fails to be what the store wrote.
@@ -73,4 +75,6 @@ pub enum Corruption {
     NotASize,
     #[error("a stored content manifest cannot be read")]
     NotAManifest,
+    #[error("a stored pack of blocks does not match its index")]
+    NotAPack,
 }
