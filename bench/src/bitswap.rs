@@ -12,6 +12,7 @@ use syncscope_sim::bitswap::{
     slow_link_set, Distribution, FetchPattern, RunResult, Scenario,
 };
 
+use crate::bitswap_sweep;
 use crate::report::Format;
 
 #[derive(Parser, Debug)]
@@ -55,6 +56,11 @@ pub struct Args {
     /// Seed of every random draw (block data, placement, links, node RNGs).
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Runs both clients over a fixed grid of custom networks (nodes, distributions, fetch
+    /// patterns, latencies, three seeds from --seed) and prints the time ratios and duplicate
+    /// differences, worst first.
+    #[arg(long)]
+    sweep: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -165,6 +171,12 @@ impl Args {
 }
 
 pub fn run(args: Args) -> Result<(), String> {
+    if args.sweep {
+        if args.is_custom() || args.scenario.is_some() || args.mode != Mode::All {
+            return Err("--sweep runs its own grid in both modes: give no scenario flags".into());
+        }
+        return bitswap_sweep::run(args.seed, args.format);
+    }
     let scenarios = args.scenarios()?;
     let started = std::time::Instant::now();
     let mut rows = Vec::new();

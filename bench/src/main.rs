@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 mod alloc_counter;
 mod bitswap;
 mod bitswap_net;
+mod bitswap_sweep;
 mod delay_proxy;
 mod libp2p_host;
 mod pullsync;
