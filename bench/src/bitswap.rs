@@ -6,10 +6,10 @@ use std::time::Duration;
 
 use clap::{Parser, ValueEnum};
 use serde_json::{json, Value};
-use syncscope_proto::bitswap::ClientMode;
+use syncscope_proto::bitswap::{ClientMode, Config};
 use syncscope_sim::bitswap::{
-    datacenter_set, fixed_delay_matrix, realistic_set, result_hash, run as run_scenario,
-    slow_link_set, Distribution, FetchPattern, RunResult, Scenario,
+    datacenter_set, fixed_delay_matrix, realistic_set, result_hash, run_with, slow_link_set,
+    Distribution, FetchPattern, RunResult, Scenario,
 };
 
 use crate::bitswap_sweep;
@@ -61,6 +61,10 @@ pub struct Args {
     /// differences, worst first.
     #[arg(long)]
     sweep: bool,
+    /// The sessions client's dup_budget: expected duplicate blocks per want that optimistic
+    /// want-blocks may risk [default: the client's own, 0.1].
+    #[arg(long)]
+    dup_budget: Option<f64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -175,14 +179,18 @@ pub fn run(args: Args) -> Result<(), String> {
         if args.is_custom() || args.scenario.is_some() || args.mode != Mode::All {
             return Err("--sweep runs its own grid in both modes: give no scenario flags".into());
         }
-        return bitswap_sweep::run(args.seed, args.format);
+        return bitswap_sweep::run(args.seed, args.format, args.dup_budget);
     }
     let scenarios = args.scenarios()?;
     let started = std::time::Instant::now();
     let mut rows = Vec::new();
     for s in &scenarios {
         for mode in args.modes() {
-            rows.push((s.clone(), run_scenario(s, mode)));
+            let config = match (mode, args.dup_budget) {
+                (ClientMode::Sessions, Some(budget)) => Config::default().with_dup_budget(budget),
+                _ => Config::new(mode),
+            };
+            rows.push((s.clone(), run_with(s, &config)));
         }
     }
     let results: Vec<RunResult> = rows.iter().map(|(_, r)| r.clone()).collect();
@@ -267,17 +275,17 @@ fn csv(rows: &[(Scenario, RunResult)]) -> String {
 }
 
 /// The targets for one sessions row of the seed's matrix.
-struct Targets {
-    time_vs_poc: bool,
-    dup_vs_poc: bool,
-    dup_abs: bool,
-    near_bound: bool,
+pub(crate) struct Targets {
+    pub time_vs_poc: bool,
+    pub dup_vs_poc: bool,
+    pub dup_abs: bool,
+    pub near_bound: bool,
 }
 
 /// The one scenario allowed 10 % duplicates instead of 2 %.
 const DUP_EXCEPTION: &str = "200Nodes-AllToAll-BigBatch";
 
-fn targets(s: &Scenario, r: &RunResult) -> Option<Targets> {
+pub(crate) fn targets(s: &Scenario, r: &RunResult) -> Option<Targets> {
     let f = s.seed_figures()?;
     if r.mode != ClientMode::Sessions {
         return None;

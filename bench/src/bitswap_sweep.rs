@@ -9,11 +9,12 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use syncscope_proto::bitswap::ClientMode;
+use syncscope_proto::bitswap::{ClientMode, Config};
 use syncscope_sim::bitswap::{
-    result_hash, run as run_scenario, Distribution, FetchPattern, RunResult, Scenario,
+    fixed_delay_matrix, result_hash, run_with, Distribution, FetchPattern, RunResult, Scenario,
 };
 
+use crate::bitswap::targets;
 use crate::report::Format;
 
 const NODES: [usize; 5] = [5, 10, 20, 50, 100];
@@ -41,6 +42,8 @@ const SEEDS: u64 = 3;
 const TIME_RATIO_TARGET: f64 = 1.1;
 /// Rows listed, worst time ratio first.
 const WORST_LISTED: usize = 10;
+/// The sessions client's duplicate budgets the frontier compares.
+const FRONTIER: [f64; 6] = [0.0, 0.1, 0.25, 0.5, 1.0, 2.0];
 
 /// One grid point under one seed.
 #[derive(Debug, Clone, Copy)]
@@ -113,14 +116,24 @@ impl Row {
     }
 }
 
-pub fn run(first_seed: u64, format: Format) -> Result<(), String> {
+/// Runs the grid with the sessions client on `dup_budget` (its default if `None`), then the
+/// frontier: every budget of [`FRONTIER`] on the grid and on the seed's matrix.
+pub fn run(first_seed: u64, format: Format, dup_budget: Option<f64>) -> Result<(), String> {
     let started = Instant::now();
-    let rows = run_grid(Point::grid(first_seed));
+    let points = Point::grid(first_seed);
+    let legacy =
+        on_every_core(&points, |p| run_with(&p.scenario(), &Config::new(ClientMode::Legacy)));
+    let rows = with_sessions(&points, &legacy, sessions_config(dup_budget));
     let results: Vec<RunResult> =
         rows.iter().flat_map(|r| [r.sessions.clone(), r.legacy.clone()]).collect();
     let hash = result_hash(&results);
     let out = match format {
-        Format::Table => table(&rows, &hash, started.elapsed()),
+        Format::Table => {
+            let table = table(&rows, &hash, started.elapsed());
+            let started = Instant::now();
+            let frontier = frontier(&points, &legacy, first_seed);
+            format!("{table}{frontier}({:.1} s wall)\n", started.elapsed().as_secs_f64())
+        }
         Format::Csv => csv(&rows),
         Format::Json => {
             let rows: Vec<Value> = rows.iter().map(json_row).collect();
@@ -131,37 +144,115 @@ pub fn run(first_seed: u64, format: Format) -> Result<(), String> {
     Ok(())
 }
 
-/// Every point in both modes, on every core; the rows come back in grid order.
-fn run_grid(points: Vec<Point>) -> Vec<Row> {
+fn sessions_config(dup_budget: Option<f64>) -> Config {
+    let config = Config::default();
+    match dup_budget {
+        Some(budget) => config.with_dup_budget(budget),
+        None => config,
+    }
+}
+
+/// The sessions client on `config` at every point, beside the legacy client's results.
+fn with_sessions(points: &[Point], legacy: &[RunResult], config: Config) -> Vec<Row> {
+    let sessions = on_every_core(points, |p| run_with(&p.scenario(), &config));
+    points
+        .iter()
+        .zip(sessions)
+        .zip(legacy)
+        .map(|((&point, sessions), legacy)| Row { point, sessions, legacy: legacy.clone() })
+        .collect()
+}
+
+/// `f` of every item, on every core, in the items' order.
+fn on_every_core<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
     let next = AtomicUsize::new(0);
-    let rows = Mutex::new(Vec::with_capacity(points.len()));
+    let done = Mutex::new(Vec::with_capacity(items.len()));
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     std::thread::scope(|scope| {
         for _ in 0..threads {
             scope.spawn(|| {
-                while let Some(&point) = points.get(next.fetch_add(1, Ordering::Relaxed)) {
-                    let scenario = point.scenario();
-                    let sessions = run_scenario(&scenario, ClientMode::Sessions);
-                    let legacy = run_scenario(&scenario, ClientMode::Legacy);
-                    let row = Row { point, sessions, legacy };
-                    rows.lock().unwrap_or_else(|e| e.into_inner()).push(row);
+                let mut mine = Vec::new();
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(item) = items.get(i) else { break };
+                    mine.push((i, f(item)));
                 }
+                done.lock().unwrap_or_else(|e| e.into_inner()).append(&mut mine);
             });
         }
     });
-    let mut rows = rows.into_inner().unwrap_or_else(|e| e.into_inner());
-    let order = |p: &Point| {
-        let index = |i: Option<usize>| i.unwrap_or(usize::MAX);
-        (
-            index(NODES.iter().position(|&n| n == p.nodes)),
-            index(DISTRIBUTIONS.iter().position(|&d| d == p.distribution)),
-            index(FETCHES.iter().position(|&f| f == p.fetch)),
-            index(LATENCIES_MS.iter().position(|&l| l == p.latency_ms)),
-            p.seed,
-        )
-    };
-    rows.sort_by_key(|r| order(&r.point));
-    rows
+    let mut done = done.into_inner().unwrap_or_else(|e| e.into_inner());
+    done.sort_by_key(|(i, _)| *i);
+    done.into_iter().map(|(_, r)| r).collect()
+}
+
+/// Time against duplicates for each budget: on the grid (all of it, and its onePeerPerBlock
+/// points) and on the seed's matrix with its targets.
+fn frontier(points: &[Point], legacy: &[RunResult], seed: u64) -> String {
+    let matrix = fixed_delay_matrix(seed);
+    let mut out = format!(
+        "\nFrontier: the sessions client's dup_budget (expected duplicate blocks per want that \
+         optimistic want-blocks may risk; default {}).\n{:>7}  {:>30}  {:>24}  {:>26}\n{:>7}  {:>6} {:>6} {:>8} {:>7}  {:>6} {:>8} {:>7}  {:>3} {:>3} {:>3} {:>3} {:>9}\n",
+        Config::default().dup_budget,
+        "", "grid: ratio p50 p90 >1.1 dup%", "onePeerPerBlock", "matrix: T D A L, dup%",
+        "budget", "p50", "p90", ">1.1", "dup%", "p50", ">1.1", "dup%", "T", "D", "A", "L", "dup%"
+    );
+    for budget in FRONTIER {
+        let config = sessions_config(Some(budget));
+        let rows = with_sessions(points, legacy, config.clone());
+        let one_peer: Vec<&Row> =
+            rows.iter().filter(|r| r.point.distribution == Distribution::OnePeerPerBlock).collect();
+        let all: Vec<&Row> = rows.iter().collect();
+        let matrix_runs = on_every_core(&matrix, |s| run_with(s, &config));
+        let mut tally = [0; 4];
+        for t in matrix.iter().zip(&matrix_runs).filter_map(|(s, r)| targets(s, r)) {
+            let checks = [t.time_vs_poc, t.dup_vs_poc, t.dup_abs, t.near_bound];
+            for (n, ok) in tally.iter_mut().zip(checks) {
+                *n += usize::from(ok);
+            }
+        }
+        let (all_ratios, one_ratios) = (ratios(&all), ratios(&one_peer));
+        let _ = writeln!(
+            out,
+            "{budget:>7}  {:>6.2} {:>6.2} {:>8} {:>7.2}  {:>6.2} {:>8} {:>7.2}  {:>3} {:>3} {:>3} {:>3} {:>9.2}",
+            quantile(&all_ratios, 0.5),
+            quantile(&all_ratios, 0.9),
+            over_target(&all_ratios),
+            mean(all.iter().map(|r| r.sessions.dup_pct())),
+            quantile(&one_ratios, 0.5),
+            over_target(&one_ratios),
+            mean(one_peer.iter().map(|r| r.sessions.dup_pct())),
+            tally[0],
+            tally[1],
+            tally[2],
+            tally[3],
+            mean(matrix_runs.iter().map(RunResult::dup_pct)),
+        );
+    }
+    let legacy_dups = mean(legacy.iter().map(RunResult::dup_pct));
+    let _ = writeln!(out, "legacy, for comparison: grid dup% {legacy_dups:.2}");
+    out
+}
+
+fn ratios(rows: &[&Row]) -> Vec<f64> {
+    let mut ratios: Vec<f64> = rows.iter().map(|r| r.time_ratio()).collect();
+    ratios.sort_by(f64::total_cmp);
+    ratios
+}
+
+/// The `q` quantile of sorted `values` (nearest rank); NaN when there are none.
+fn quantile(values: &[f64], q: f64) -> f64 {
+    let at = ((values.len() as f64 - 1.0) * q).round() as usize;
+    values.get(at).copied().unwrap_or(f64::NAN)
+}
+
+fn over_target(ratios: &[f64]) -> String {
+    format!("{}/{}", ratios.iter().filter(|&&r| r > TIME_RATIO_TARGET).count(), ratios.len())
+}
+
+fn mean(values: impl Iterator<Item = f64>) -> f64 {
+    let (sum, n) = values.fold((0.0, 0usize), |(s, n), v| (s + v, n + 1));
+    sum / n.max(1) as f64
 }
 
 fn ms(d: Duration) -> f64 {
@@ -234,18 +325,14 @@ fn sorted(rows: &[Row], key: impl Fn(&Row) -> f64) -> Vec<&Row> {
 }
 
 fn summary_line(out: &mut String, label: &str, rows: Vec<&Row>) {
-    let mut ratios: Vec<f64> = rows.iter().map(|r| r.time_ratio()).collect();
-    ratios.sort_by(f64::total_cmp);
-    let at = |q: f64| ratios.get(((ratios.len() as f64 - 1.0) * q).round() as usize).copied();
-    let cell = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.2}"));
-    let over = ratios.iter().filter(|&&r| r > TIME_RATIO_TARGET).count();
+    let ratios = ratios(&rows);
     let _ = writeln!(
         out,
-        "{label:<34} {:>8} {:>8} {:>8} {:>8}",
-        cell(at(0.5)),
-        cell(at(0.9)),
-        cell(ratios.last().copied()),
-        format!("{over}/{}", ratios.len())
+        "{label:<34} {:>8.2} {:>8.2} {:>8.2} {:>8}",
+        quantile(&ratios, 0.5),
+        quantile(&ratios, 0.9),
+        quantile(&ratios, 1.0),
+        over_target(&ratios)
     );
 }
 
@@ -326,12 +413,22 @@ mod tests {
     }
 
     #[test]
-    fn rows_come_back_in_grid_order_whatever_order_they_ran_in() {
+    fn results_come_back_in_the_order_of_their_points() {
+        let squares = on_every_core(&(0..1000u64).collect::<Vec<_>>(), |i| i * i);
+        assert_eq!(squares, (0..1000u64).map(|i| i * i).collect::<Vec<_>>());
         let grid: Vec<Point> = Point::grid(1).into_iter().take(4).collect();
-        let rows = run_grid(grid.iter().rev().copied().collect());
-        let labels: Vec<String> = rows.iter().map(|r| r.point.label()).collect();
-        assert_eq!(labels, grid.iter().map(Point::label).collect::<Vec<_>>());
+        let legacy =
+            on_every_core(&grid, |p| run_with(&p.scenario(), &Config::new(ClientMode::Legacy)));
+        let rows = with_sessions(&grid, &legacy, Config::default());
         assert!(rows.iter().all(|r| r.sessions.complete && r.legacy.complete));
         assert!(rows.iter().all(|r| r.time_ratio().is_finite() && r.time_ratio() > 0.0));
+        assert!(rows.iter().all(|r| r.legacy.mode == ClientMode::Legacy));
+    }
+
+    #[test]
+    fn quantiles_take_the_nearest_rank() {
+        let sorted = [1.0, 2.0, 3.0, 4.0, 5.0];
+        assert_eq!((quantile(&sorted, 0.5), quantile(&sorted, 0.9)), (3.0, 5.0));
+        assert!(quantile(&[], 0.5).is_nan());
     }
 }

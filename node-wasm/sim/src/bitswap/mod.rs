@@ -9,7 +9,7 @@ mod seed_figures;
 
 pub use fetch::{Distribution, FetchPattern};
 pub use node::SimBitswapNode;
-pub use run::{result_hash, run, RunResult};
+pub use run::{result_hash, run, run_with, RunResult};
 pub use scenario::{
     datacenter_set, fixed_delay_matrix, realistic_set, slow_link_set, Scenario, SeedJoins,
 };

@@ -63,6 +63,12 @@ fn make_blocks(s: &Scenario, rng: &mut ChaCha8Rng) -> Vec<(Cid, Bytes)> {
 
 /// Runs `scenario` with every node's client in `mode`.
 pub fn run(scenario: &Scenario, mode: ClientMode) -> RunResult {
+    run_with(scenario, &Config::new(mode))
+}
+
+/// Runs `scenario` with every node on `config` (each with its own RNG seed), in its mode.
+pub fn run_with(scenario: &Scenario, config: &Config) -> RunResult {
+    let mode = config.mode;
     let epoch = Instant::now();
     let mut rng = ChaCha8Rng::seed_from_u64(scenario.seed);
     let blocks = make_blocks(scenario, &mut rng);
@@ -75,7 +81,7 @@ pub fn run(scenario: &Scenario, mode: ClientMode) -> RunResult {
     };
     let nodes = (0..scenario.nodes)
         .map(|i| {
-            let config = Config::new(mode).with_rng_seed(scenario.seed.wrapping_add(i as u64));
+            let config = config.clone().with_rng_seed(scenario.seed.wrapping_add(i as u64));
             let mut node = Node::new(config);
             for peer in
                 (0..scenario.nodes).filter(|p| *p != i && scenario.connected_at_start(i, *p))
