@@ -14,7 +14,7 @@ use syncscope_sim::bitswap::{
     fixed_delay_matrix, result_hash, run_with, Distribution, FetchPattern, RunResult, Scenario,
 };
 
-use crate::bitswap::targets;
+use crate::bitswap_targets::{ms, targets};
 use crate::report::Format;
 
 const NODES: [usize; 5] = [5, 10, 20, 50, 100];
@@ -253,10 +253,6 @@ fn over_target(ratios: &[f64]) -> String {
 fn mean(values: impl Iterator<Item = f64>) -> f64 {
     let (sum, n) = values.fold((0.0, 0usize), |(s, n), v| (s + v, n + 1));
     sum / n.max(1) as f64
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
 }
 
 fn table(rows: &[Row], hash: &str, wall: Duration) -> String {

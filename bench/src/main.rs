@@ -9,6 +9,7 @@ mod alloc_counter;
 mod bitswap;
 mod bitswap_net;
 mod bitswap_sweep;
+mod bitswap_targets;
 mod delay_proxy;
 mod libp2p_host;
 mod pullsync;
