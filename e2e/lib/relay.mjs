@@ -38,7 +38,10 @@ export async function startRelay({ bin, dist, args = ['--seed-peers', '2', '--se
     /** The share link the relay printed for its seed peers' demo content. */
     shareLink: printed.find((l) => l.startsWith('share link: '))?.slice('share link: '.length),
     /** `keepData`: leave the data directory for a restart (the caller removes it). */
-    async stop({ keepData = false } = {}) {
+    /// `leaving`: a page to take off the relay first; left on it, the page would dial the
+    /// stopped relay again, and the browser logs each refused dial as an error in the page.
+    async stop({ keepData = false, leaving } = {}) {
+      await leaving?.goto('about:blank');
       if (child.exitCode === null) {
         const exited = new Promise((r) => child.once('exit', r));
         child.kill('SIGTERM');

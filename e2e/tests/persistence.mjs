@@ -37,7 +37,7 @@ export default {
       expect(await done.textContent(), 'outcome').toMatch(/fetched and verified .*: 32.00 MiB.*already stored here/);
       await screenshot(page, 'fetch-resumed-after-reload');
     } finally {
-      await relay.stop();
+      await relay.stop({ leaving: page });
     }
   },
 
@@ -63,7 +63,7 @@ export default {
       expect(await done.textContent(), 'outcome').toMatch(/fetched and verified .*: 32.00 MiB/);
       await screenshot(page, 'fetch-resumed-after-relay-restart');
     } finally {
-      await relay.stop();
+      await relay.stop({ leaving: page });
     }
   },
 
@@ -206,7 +206,7 @@ export default {
       expect(await page.getByTestId('status').textContent(), 'status').toMatch(/connected to the relay/);
       await screenshot(page, 'quota-exceeded');
     } finally {
-      await relay.stop();
+      await relay.stop({ leaving: page });
     }
   },
 };

@@ -42,7 +42,7 @@ export default {
       expect(await done.textContent(), 'outcome names each share').toMatch(new RegExp(`from ${perPeer.length} peers?${shares},`));
       await screenshot(page, 'fetch-three-seeds');
     } finally {
-      await relay.stop();
+      await relay.stop({ leaving: page });
     }
   },
 
