@@ -51,6 +51,14 @@ async fn a_failed_pullsync_write_leaves_nothing_half_written_in_each_store() {
 }
 
 #[tokio::test]
+async fn removed_chunks_stay_removed_and_the_rest_keep_their_bin_ids_in_each_store() {
+    block_store_suite::pullsync_state_after_a_removal(Arc::new(NodeBlockStore::default())).await;
+    let dir = tempfile::tempdir().unwrap();
+    let disk = Arc::new(DiskBlockStore::open(&dir.path().join("removal.redb")).unwrap());
+    block_store_suite::pullsync_state_after_a_removal(disk).await;
+}
+
+#[tokio::test]
 async fn disk_store_keeps_blocks_across_reopening() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("blocks.redb");

@@ -144,6 +144,8 @@ async fn indexed_db_is_a_conforming_block_store() {
     block_store_suite::pullsync_state(Arc::from(pullsync)).await;
     let failing = Arc::from(NodeBlockStore::Persistent(open("failing").await));
     block_store_suite::pullsync_state_after_a_failed_write(failing).await;
+    let removal = Arc::from(NodeBlockStore::Persistent(open("removal").await));
+    block_store_suite::pullsync_state_after_a_removal(removal).await;
 }
 
 #[wasm_bindgen_test]

@@ -8,7 +8,8 @@
 //! so an interval is never stored before the chunks it covers. At start the
 //! records are read back, each chunk verified against its address, and replayed in arrival
 //! order, which gives every chunk its bin ID of before: pullers' intervals over this reserve stay
-//! valid, and so does the epoch they were synced under.
+//! valid, and so does the epoch they were synced under. A removed chunk's record gives way to a
+//! note of its removal under the same arrival number, so the replay still counts it.
 //!
 //! The write queue is bounded in effect: past [`MAX_QUEUED_CHUNKS`] chunks not yet written, the
 //! reserve stops accepting more ([`ChunkStore::accepts_more`]) and the puller waits, so a store
@@ -50,6 +51,8 @@ pub const MAX_QUEUED_CHUNKS: usize = 4096;
 const RESERVE_EPOCH: u8 = 0;
 const PEER_EPOCH: u8 = 1;
 const INTERVALS: u8 = 2;
+/// A chunk removed from the reserve: `REMOVED || arrival || address || batch id || stamp hash`.
+const REMOVED: u8 = 3;
 
 /// The reserve and intervals a node starts with, written behind to its store.
 pub struct PullsyncState<S = NodeBlockStore> {
@@ -65,15 +68,17 @@ impl<S: Records + CondSync + 'static> PullsyncState<S> {
         let writes = Writes(writes);
         let mut intervals = PersistedIntervals::new(writes.clone());
         let mut epoch = None;
+        let mut removed = Vec::new();
         for record in store.records(Table::Pullsync).await? {
             match record.split_first() {
                 Some((&RESERVE_EPOCH, rest)) => epoch = u64_at(rest, 0),
                 Some((&PEER_EPOCH, rest)) => intervals.restore_epoch(rest),
                 Some((&INTERVALS, rest)) => intervals.restore_intervals(rest),
+                Some((&REMOVED, rest)) => removed.extend(decode_removed(rest)),
                 _ => tracing::warn!("skipped an unknown pull-sync record"),
             }
         }
-        let (chunks, gapless) = restore_chunks(store.records(Table::Chunks).await?);
+        let (chunks, gapless) = restore_chunks(store.records(Table::Chunks).await?, removed);
         // A chunk missing from the sequence (a write lost, a record damaged) shifts the bin IDs
         // of every later one: pullers must start over, under a new epoch.
         let epoch = match epoch {
@@ -94,7 +99,14 @@ impl<S: Records + CondSync + 'static> PullsyncState<S> {
             store: store.clone(),
         };
         for (arrival, chunk) in chunks {
-            reserve.index.insert(chunk.chunk_ref(), arrival);
+            match chunk {
+                Restored::Held(chunk) => reserve.index.insert(chunk.chunk_ref(), arrival),
+                Restored::Removed(chunk) => {
+                    reserve.index.insert(chunk, arrival);
+                    reserve.index.remove(&chunk.address);
+                    None
+                }
+            };
             reserve.next = arrival + 1;
         }
         tracing::info!(chunks = reserve.index.len(), epoch, "restored the pull-sync reserve");
@@ -217,6 +229,25 @@ impl<S: Records + CondSync + 'static> ChunkStore for PersistedReserve<S> {
         self.writes.queue(Queued { write, chunk: Some(self.next) });
         self.next += 1;
         Ok(true)
+    }
+
+    fn remove(&mut self, addresses: &[Address]) -> usize {
+        let mut removed = 0;
+        for address in addresses {
+            let Some(chunk) = self.index.chunk_ref(address) else { continue };
+            let Some(arrival) = self.index.remove(address) else { continue };
+            self.unwritten.chunks().remove(&arrival);
+            let key = arrival.to_be_bytes().to_vec();
+            self.writes.send(RecordWrite::delete(Table::Chunks, key));
+            let (key, record) = removed_record(arrival, &chunk);
+            self.writes.send(RecordWrite::put(Table::Pullsync, key, record));
+            removed += 1;
+        }
+        removed
+    }
+
+    fn chunk_ref(&self, address: &Address) -> Option<ChunkRef> {
+        self.index.chunk_ref(address)
     }
 
     /// Chunks still queued for writing come from memory, the others from the store.
@@ -367,24 +398,53 @@ fn epoch_record(epoch: u64) -> Vec<u8> {
     record
 }
 
-/// The chunks in `records`, in arrival order, each verified against its address; and whether
-/// their arrival numbers run without a gap from 0.
-fn restore_chunks(records: Vec<Vec<u8>>) -> (Vec<(u64, Chunk)>, bool) {
-    let mut chunks = Vec::with_capacity(records.len());
+/// A chunk as the replay at start finds it.
+enum Restored {
+    Held(Chunk),
+    Removed(ChunkRef),
+}
+
+/// The chunks in `records` and those `removed`, in arrival order, each held one verified against
+/// its address; and whether their arrival numbers run without a gap from 0.
+fn restore_chunks(
+    records: Vec<Vec<u8>>,
+    removed: Vec<(u64, ChunkRef)>,
+) -> (Vec<(u64, Restored)>, bool) {
+    let mut chunks = Vec::with_capacity(records.len() + removed.len());
     let mut gapless = true;
     for record in records {
         match decode_chunk(&record) {
-            Some((arrival, chunk)) => {
-                gapless &= arrival == chunks.last().map_or(0, |(a, _)| a + 1);
-                chunks.push((arrival, chunk));
-            }
+            Some((arrival, chunk)) => chunks.push((arrival, Restored::Held(chunk))),
             None => {
                 tracing::warn!("skipped a stored chunk that does not verify");
                 gapless = false;
             }
         }
     }
+    chunks.extend(removed.into_iter().map(|(arrival, chunk)| (arrival, Restored::Removed(chunk))));
+    chunks.sort_by_key(|(arrival, _)| *arrival);
+    gapless &= chunks.iter().zip(0..).all(|((arrival, _), i)| *arrival == i);
     (chunks, gapless)
+}
+
+/// The key and record that note the removal of `chunk`, which arrived `arrival`th.
+fn removed_record(arrival: u64, chunk: &ChunkRef) -> (Vec<u8>, Vec<u8>) {
+    let mut key = vec![REMOVED];
+    key.extend_from_slice(&arrival.to_be_bytes());
+    let mut record = key.clone();
+    record.extend_from_slice(&chunk.address.0);
+    record.extend_from_slice(&chunk.batch_id);
+    record.extend_from_slice(&chunk.stamp_hash);
+    (key, record)
+}
+
+/// `arrival || address || batch id || stamp hash`.
+fn decode_removed(record: &[u8]) -> Option<(u64, ChunkRef)> {
+    let arrival = u64_at(record, 0)?;
+    let address = address_at(record.get(8..)?)?;
+    let batch_id = record.get(40..72)?.try_into().ok()?;
+    let stamp_hash = record.get(72..104)?.try_into().ok()?;
+    Some((arrival, ChunkRef { address, batch_id, stamp_hash }))
 }
 
 /// `arrival || address || stamp || span || payload`.

@@ -92,8 +92,13 @@ pub async fn manifests(store: NodeBlockStore) {
         size: 0,
         since_ms: 1_764_000_000_000,
         complete: false,
+        swarm_root: None,
     };
-    let other = Manifest { root: raw_cid(b"another root"), ..partial.clone() };
+    let other = Manifest {
+        root: raw_cid(b"another root"),
+        swarm_root: Some(Address([0xa5; 32])),
+        ..partial.clone()
+    };
     store.put_manifest(&partial).await.unwrap();
     store.put_manifest(&other).await.unwrap();
     let complete = Manifest { size: 1234, complete: true, ..partial.clone() };
@@ -262,4 +267,46 @@ pub async fn pullsync_state_after_a_failed_write<S: Records + CondSync + 'static
     assert_eq!(state.reserve.len(), 5);
     assert_eq!(state.reserve.epoch(), 200, "a new epoch: the gap moved later bin IDs");
     assert_eq!(read(&state.reserve, &chunks[2..4]).await, vec![None, None]);
+}
+
+/// Removed chunks are gone after a restart, and every other chunk keeps its bin ID under the
+/// same epoch: pullers go on from their intervals. A chunk put back is a new arrival.
+pub async fn pullsync_state_after_a_removal<S: Records + CondSync + 'static>(store: Arc<S>) {
+    let overlay = Address([0x55; 32]);
+    let stamp = Stamp::new(Bytes::from(vec![9; STAMP_SIZE])).unwrap();
+    let chunks: Vec<Chunk> =
+        (0u32..7).map(|i| Chunk::new(&i.to_le_bytes(), stamp.clone()).unwrap()).collect();
+    let mut state = PullsyncState::load(store.clone(), overlay, 100).await.unwrap();
+    for chunk in &chunks[..6] {
+        assert!(state.reserve.put(chunk.clone()).unwrap());
+    }
+    let gone = [chunks[1].address(), chunks[4].address(), Address([7; 32])];
+    assert_eq!(state.reserve.remove(&gone), 2, "removes what it holds, queued or written");
+    assert!(state.reserve.put(chunks[6].clone()).unwrap());
+    let cursors = state.reserve.cursors();
+    let mut entries = Vec::new();
+    for bin in 0..syncscope_proto::swarm::MAX_BINS {
+        state.reserve.collect(bin, 0, usize::MAX, &mut entries);
+    }
+    assert_eq!(read(&state.reserve, &chunks[1..2]).await, vec![None]);
+    drop(state);
+    flushed(&*store, 5, 3).await;
+
+    let mut state = PullsyncState::load(store.clone(), overlay, 200).await.unwrap();
+    assert_eq!((state.reserve.len(), state.reserve.epoch()), (5, 100), "the same epoch");
+    assert_eq!(state.reserve.cursors(), cursors);
+    let mut restored = Vec::new();
+    for bin in 0..syncscope_proto::swarm::MAX_BINS {
+        state.reserve.collect(bin, 0, usize::MAX, &mut restored);
+    }
+    assert_eq!(restored, entries, "every chunk left keeps its bin ID");
+    let left = [&chunks[0], &chunks[2], &chunks[3], &chunks[5], &chunks[6]].map(|c| (*c).clone());
+    assert_eq!(
+        read(&state.reserve, &left).await,
+        left.iter().cloned().map(Some).collect::<Vec<_>>()
+    );
+    assert_eq!(read(&state.reserve, &chunks[4..5]).await, vec![None]);
+    assert!(state.reserve.put(chunks[1].clone()).unwrap(), "put back");
+    let bin = usize::from(overlay.proximity(&chunks[1].address()));
+    assert_eq!(state.reserve.cursors()[bin], cursors[bin] + 1, "under a new bin ID");
 }

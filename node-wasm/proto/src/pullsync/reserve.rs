@@ -7,7 +7,7 @@
 //! also covers chunks still queued for writing.
 
 use crate::swarm::{Address, Chunk, ChunkRef, MAX_BINS};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// One chunk in a bin of the reserve, with its position in that bin.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,12 +33,24 @@ pub trait ChunkPresence {
 
 /// A reserve's index: chunks binned by proximity to the node's overlay, numbered per bin from 1
 /// in arrival order, each with a `V` that says where its data is.
+///
+/// A removed chunk leaves a gap: bin IDs are never given twice, so that a puller's intervals stay
+/// true of what it was offered.
 #[derive(Clone, Debug)]
 pub struct Reserve<V> {
     overlay: Address,
     epoch: u64,
-    bins: Vec<Vec<BinEntry>>,
-    entries: HashMap<Address, (ChunkRef, V)>,
+    bins: Vec<BTreeMap<u64, ChunkRef>>,
+    /// The highest bin ID given in each bin, removed or not.
+    cursors: [u64; MAX_BINS as usize],
+    entries: HashMap<Address, Entry<V>>,
+}
+
+#[derive(Clone, Debug)]
+struct Entry<V> {
+    chunk: ChunkRef,
+    bin_id: u64,
+    value: V,
 }
 
 /// A reserve that holds the chunks themselves.
@@ -46,7 +58,13 @@ pub type MemoryReserve = Reserve<Chunk>;
 
 impl<V> Reserve<V> {
     pub fn new(overlay: Address, epoch: u64) -> Self {
-        Reserve { overlay, epoch, bins: vec![Vec::new(); MAX_BINS.into()], entries: HashMap::new() }
+        Reserve {
+            overlay,
+            epoch,
+            bins: vec![BTreeMap::new(); MAX_BINS.into()],
+            cursors: [0; MAX_BINS as usize],
+            entries: HashMap::new(),
+        }
     }
 
     pub fn overlay(&self) -> Address {
@@ -60,16 +78,31 @@ impl<V> Reserve<V> {
             return None;
         }
         let bin = self.overlay.proximity(&chunk.address);
-        let entries = &mut self.bins[usize::from(bin)];
-        let bin_id = entries.last().map_or(1, |e| e.bin_id + 1);
-        entries.push(BinEntry { bin_id, chunk });
-        self.entries.insert(chunk.address, (chunk, value));
+        let cursor = &mut self.cursors[usize::from(bin)];
+        *cursor += 1;
+        let bin_id = *cursor;
+        self.bins[usize::from(bin)].insert(bin_id, chunk);
+        self.entries.insert(chunk.address, Entry { chunk, bin_id, value });
         Some((bin, bin_id))
+    }
+
+    /// Takes the chunk at `address` out of the index and returns its value; its bin ID is not
+    /// given again.
+    pub fn remove(&mut self, address: &Address) -> Option<V> {
+        let entry = self.entries.remove(address)?;
+        let bin = self.overlay.proximity(address);
+        self.bins[usize::from(bin)].remove(&entry.bin_id);
+        Some(entry.value)
     }
 
     /// The value of `chunk`, if held under that stamp.
     pub fn value(&self, chunk: &ChunkRef) -> Option<&V> {
-        self.entries.get(&chunk.address).filter(|(r, _)| r == chunk).map(|(_, v)| v)
+        self.entries.get(&chunk.address).filter(|e| e.chunk == *chunk).map(|e| &e.value)
+    }
+
+    /// The chunk held at `address`, under whichever stamp.
+    pub fn chunk_ref(&self, address: &Address) -> Option<ChunkRef> {
+        self.entries.get(address).map(|e| e.chunk)
     }
 
     pub fn contains(&self, address: &Address) -> bool {
@@ -85,7 +118,7 @@ impl<V> Reserve<V> {
     }
 
     pub fn bin_len(&self, bin: u8) -> usize {
-        self.bins.get(usize::from(bin)).map_or(0, Vec::len)
+        self.bins.get(usize::from(bin)).map_or(0, BTreeMap::len)
     }
 }
 
@@ -107,13 +140,13 @@ impl<V> ReserveIndex for Reserve<V> {
     }
 
     fn cursors(&self) -> [u64; MAX_BINS as usize] {
-        std::array::from_fn(|bin| self.bins[bin].last().map_or(0, |e| e.bin_id))
+        self.cursors
     }
 
     fn collect(&self, bin: u8, start: u64, limit: usize, out: &mut Vec<BinEntry>) {
         let Some(entries) = self.bins.get(usize::from(bin)) else { return };
-        let from = entries.partition_point(|e| e.bin_id < start);
-        out.extend(entries[from..].iter().take(limit));
+        let found = entries.range(start..).take(limit);
+        out.extend(found.map(|(&bin_id, &chunk)| BinEntry { bin_id, chunk }));
     }
 }
 
@@ -162,5 +195,36 @@ mod tests {
         other.stamp_hash = [0; 32];
         assert!(!reserve.has(&other));
         assert_eq!(reserve.get(&other), None);
+    }
+
+    #[test]
+    fn a_removed_chunk_leaves_a_gap_and_its_bin_id_is_not_given_again() {
+        let mut reserve = MemoryReserve::new(Address::ZERO, 7);
+        let chunks: Vec<Chunk> = (0..40).map(chunk).collect();
+        for c in &chunks {
+            reserve.put(c.clone());
+        }
+        let mut bin0 = Vec::new();
+        reserve.collect(0, 1, usize::MAX, &mut bin0);
+        let (second, last) = (bin0[1], bin0[bin0.len() - 1]);
+        let cursors = reserve.cursors();
+        assert_eq!(
+            reserve.remove(&second.chunk.address).map(|c| c.chunk_ref()),
+            Some(second.chunk)
+        );
+        assert_eq!(reserve.remove(&last.chunk.address).map(|c| c.chunk_ref()), Some(last.chunk));
+        assert_eq!(reserve.remove(&last.chunk.address), None);
+        assert_eq!(reserve.cursors(), cursors, "cursors never go back");
+        assert!(!reserve.has(&second.chunk));
+        assert_eq!(reserve.len(), 38);
+
+        let mut after = Vec::new();
+        reserve.collect(0, 1, 3, &mut after);
+        let ids: Vec<u64> = after.iter().map(|e| e.bin_id).collect();
+        assert_eq!(ids, vec![1, 3, 4]);
+        let removed = chunks.iter().find(|c| c.address() == second.chunk.address).unwrap();
+        assert_eq!(reserve.put(removed.clone()), Some((0, last.bin_id + 1)), "put back, it is new");
+        let fresh = (40..).map(chunk).find(|c| Address::ZERO.proximity(&c.address()) == 0).unwrap();
+        assert_eq!(reserve.put(fresh), Some((0, last.bin_id + 2)));
     }
 }
