@@ -128,7 +128,7 @@ export default {
     }
   },
 
-  'a shared file is listed as stored after a reload and downloads byte-identical': async ({ page, relay }) => {
+  'a shared file is listed as stored after a reload, downloads byte-identical, and its removal frees its chunks': async ({ page, relay }) => {
     await page.goto(`${relay.url}?room=stored-${Date.now()}&transport=ws`);
     const file = join(tmpdir(), `syncscope-e2e-stored-${Date.now()}.bin`);
     const bytes = Buffer.alloc(900_000).map((_, i) => (i * 7 + (i >> 11)) & 0xff);
@@ -153,8 +153,31 @@ export default {
     expect(download.suggestedFilename(), 'file name').toMatch(/^syncscope-e2e-stored-.*\.bin$/);
     await screenshot(page, 'stored-here-after-reload');
 
+    // Each chunk taken out of the reserve leaves a note under key 3 || arrival in 'pullsync'.
+    const removalNotes = () => page.evaluate(() => new Promise((resolve, reject) => {
+      const open = indexedDB.open('syncscope-node-0');
+      open.onerror = () => reject(open.error);
+      open.onsuccess = () => {
+        const db = open.result;
+        const notes = IDBKeyRange.bound(new Uint8Array([3]), new Uint8Array([4]), false, true);
+        const count = db.transaction('pullsync').objectStore('pullsync').count(notes);
+        count.onsuccess = () => { db.close(); resolve(count.result); };
+        count.onerror = () => reject(count.error);
+      };
+    }));
+    const notesBefore = await removalNotes();
     await listed.getByTestId('stored-remove').click();
     await listed.waitFor({ state: 'detached', timeout: 10_000 });
+    const removed = await page.getByTestId('stored-removed').textContent();
+    const [, blocks, chunks] = removed.match(/freed (\d+) blocks? and (\d+) Swarm chunks?/) ?? [];
+    expect(Number(blocks), `blocks freed (${removed})`).toBeAtLeast(1);
+    expect(Number(chunks), `Swarm chunks freed (${removed})`).toBeAtLeast(1);
+    let notes = 0;
+    for (let i = 0; i < 40 && notes < Number(chunks); i++) {
+      await page.waitForTimeout(250);
+      notes = (await removalNotes()) - notesBefore;
+    }
+    expect(notes, 'removals noted in IndexedDB, one per freed chunk').toBe(Number(chunks));
   },
 
   'a stored file downloads as a CAR, and the CAR imports into another tab as the same root': async ({ page, relay, openPage }) => {

@@ -5,20 +5,31 @@
 
 mod common;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use cid::Cid;
 use common::{temp_dir, wait_for, Relay};
+use syncscope_node::content::{demo_stamp, split_bytes};
 use syncscope_node::net::pullsync;
 use syncscope_node::node::{self, NodeConfig, NodeError, NodeEvent, NodeHandle, StoredChange};
-use syncscope_node::store::{DiskBlockStore, NodeBlockStore};
+use syncscope_node::store::{DiskBlockStore, NodeBlockStore, PullsyncState};
+use syncscope_proto::pullsync::ChunkPresence;
+use syncscope_proto::swarm::{Address, Chunk};
 
 const WAIT: Duration = Duration::from_secs(20);
 
-/// `len` bytes that no other call with another `seed` repeats.
-fn data(seed: u32, len: usize) -> Vec<u8> {
-    (0..len as u32)
-        .map(|i| (i.wrapping_mul(2654435761) ^ seed.wrapping_mul(40503)) as u8 ^ (i >> 13) as u8)
+/// `len` bytes that no other call with another `seed` repeats, nor any 4 KiB of them another.
+fn data(seed: u64, len: usize) -> Vec<u8> {
+    let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    (0..len)
+        .map(|_| {
+            // xorshift64
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state as u8
+        })
         .collect()
 }
 
@@ -49,22 +60,30 @@ async fn read(node: &mut NodeHandle, root: Cid) -> Vec<u8> {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn removing_one_of_two_roots_keeps_the_blocks_the_other_needs() {
+async fn removing_one_of_two_roots_keeps_the_blocks_and_chunks_the_other_needs() {
     let relay = Relay::start(&[]);
-    let store = DiskBlockStore::open(&temp_dir("remove").join("blocks.redb")).unwrap();
+    let path = temp_dir("remove").join("blocks.redb");
     let config = NodeConfig::new(relay.relay_address("tcp"))
-        .with_block_store(NodeBlockStore::Persistent(store));
+        .with_block_store(NodeBlockStore::Persistent(DiskBlockStore::open(&path).unwrap()));
     let mut node = node::start(config).await.unwrap();
-    // 256 KiB chunks: the first three leaves of `b` are those of `a`.
+    // 256 KiB blocks and 4 KiB chunks: the first three leaves of `b` are those of `a`, and so are
+    // its first 192 data chunks and the intermediate chunk over the first 128.
     let a = data(1, 1 << 20);
     let b = [&a[..3 << 18], &data(2, 1 << 19)[..]].concat();
     let root_a = added(&mut node, "a.bin", &a).await;
     let root_b = added(&mut node, "b.bin", &b).await;
+    let (chunks_a, chunks_b) = (split_bytes(&a, demo_stamp(0)), split_bytes(&b, demo_stamp(0)));
+    let only_a: Vec<&Chunk> =
+        chunks_a.chunks.iter().filter(|c| !chunks_b.chunks.contains(c)).collect();
 
     node.remove(root_a).unwrap();
     let removed = stored_change(&mut node, |c| matches!(c, StoredChange::Removed { .. })).await;
-    let StoredChange::Removed { root, freed_blocks } = removed else { unreachable!() };
+    let StoredChange::Removed { root, freed_blocks, freed_chunks } = removed else {
+        unreachable!()
+    };
     assert_eq!((root, freed_blocks), (root_a, 2), "a's root and its own last leaf");
+    assert_eq!(freed_chunks, only_a.len(), "a's chunks that b does not share");
+    assert_eq!(freed_chunks, 66, "a's last 64 data chunks, the intermediate over them, its root");
     assert_eq!(read(&mut node, root_b).await, b, "b downloads intact");
 
     node.read_file(root_a).unwrap();
@@ -73,6 +92,14 @@ async fn removing_one_of_two_roots_keeps_the_blocks_the_other_needs() {
         matches!(failed, NodeEvent::Error { error: NodeError::ReadFile { root, .. } } if root == root_a),
         "{failed:?}"
     );
+
+    // After a restart the reserve holds every chunk of `b` and none that only `a` had.
+    drop(node);
+    let store = Arc::new(NodeBlockStore::Persistent(reopen(&path).await));
+    let state = PullsyncState::load(store, Address::ZERO, 0).await.unwrap();
+    assert_eq!(state.reserve.len(), chunks_b.chunks.len());
+    assert!(chunks_b.chunks.iter().all(|c| state.reserve.has(&c.chunk_ref())));
+    assert!(only_a.iter().all(|c| !state.reserve.has(&c.chunk_ref())));
 }
 
 /// Pull-sync stats of the next stats event.

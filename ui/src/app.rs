@@ -176,6 +176,7 @@ fn StoredPanel(
                 }) />
             </label>
             {move || stored.error.get().map(|e| view! { <p class="status error">{e}</p> })}
+            {move || stored.removed.get().map(|r| view! { <p class="muted" data-testid="stored-removed">{r}</p> })}
             <Show
                 when=move || !stored.manifests.get().is_empty()
                 fallback=|| view! { <p class="muted">"nothing yet: fetch or share a file"</p> }

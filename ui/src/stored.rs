@@ -24,6 +24,8 @@ pub struct Stored {
     pub manifests: RwSignal<Vec<Manifest>>,
     pub usage: RwSignal<Option<Usage>>,
     pub error: RwSignal<Option<String>>,
+    /// What the last removal freed, in words.
+    pub removed: RwSignal<Option<String>>,
     control: RwSignal<Option<NodeControl>, LocalStorage>,
 }
 
@@ -33,6 +35,7 @@ impl Stored {
             manifests: RwSignal::new(Vec::new()),
             usage: RwSignal::new(None),
             error: RwSignal::new(None),
+            removed: RwSignal::new(None),
             control: RwSignal::new_local(None),
         }
     }
@@ -59,7 +62,14 @@ impl Stored {
                 all.push(manifest);
                 newest_first(all);
             }),
-            StoredChange::Removed { root, .. } => {
+            StoredChange::Removed { root, freed_blocks, freed_chunks } => {
+                let name = self.file_name(&root);
+                self.removed.set(Some(format!(
+                    "removed {name}: freed {freed_blocks} {} and {freed_chunks} Swarm {} that \
+                     no other stored file needs",
+                    plural(freed_blocks, "block"),
+                    plural(freed_chunks, "chunk"),
+                )));
                 self.manifests.update(|all| all.retain(|m| m.root != root))
             }
             StoredChange::Read { root, data } => self.offer(self.file_name(&root), &data),
@@ -124,6 +134,14 @@ impl Stored {
             quota: estimate.get_quota().unwrap_or(0.0) as u64,
             persistent,
         }));
+    }
+}
+
+fn plural(n: usize, word: &str) -> String {
+    if n == 1 {
+        word.to_owned()
+    } else {
+        format!("{word}s")
     }
 }
 

@@ -7,7 +7,8 @@
 //!   a DAG back into the file, hashing every block; [`block_links`] lists a block's children for a
 //!   fetcher that walks a DAG breadth-first.
 //! - Swarm: [`SwarmSplitter`] builds bee's chunk tree, [`SwarmJoiner`] joins it back, verifying
-//!   every chunk. Chunks are the pull-sync [`Chunk`](syncscope_proto::swarm::Chunk).
+//!   every chunk, and [`SwarmTree`] names the chunks of a stored tree. Chunks are the pull-sync
+//!   [`Chunk`](syncscope_proto::swarm::Chunk).
 //! - CAR: [`write_car`] and [`read_car`] move a DAG as one CARv1 file, as kubo and Helia do.
 //! - [`demo_content`] and [`import_demo`]: the deterministic file that seed peers serve.
 
@@ -17,6 +18,7 @@ mod dag_pb;
 mod demo;
 mod swarm_join;
 mod swarm_split;
+mod swarm_tree;
 mod unixfs_export;
 mod unixfs_import;
 
@@ -25,6 +27,7 @@ pub use car::{read_car, write_car, Car, CarError, MAX_SECTION};
 pub use demo::{demo_content, demo_stamp, import_demo, DemoContent, DemoFile};
 pub use swarm_join::{join_file, JoinError, SwarmJoiner};
 pub use swarm_split::{split_bytes, SplitFile, SwarmSplitter, BRANCHES};
+pub use swarm_tree::SwarmTree;
 pub use unixfs_export::{
     check_stored_file, export_file, ExportError, ExportLimits, UnixfsExporter,
 };

@@ -37,9 +37,9 @@ pub enum JoinError {
 
 /// A chunk still needed, with the span its parent implies (none for the root).
 #[derive(Clone, Copy, Debug)]
-struct Wanted {
-    address: Address,
-    span: Option<u64>,
+pub(super) struct Wanted {
+    pub(super) address: Address,
+    pub(super) span: Option<u64>,
 }
 
 #[derive(Debug)]
@@ -137,7 +137,7 @@ fn verified_span(address: &Address, data: &[u8]) -> Result<u64, ChunkError> {
 
 /// The children of an intermediate chunk of `span` bytes (more than one chunk's worth), checked
 /// against the number of references bee's splitter writes for that span.
-fn children(span: u64, references: &[u8]) -> Result<Vec<Wanted>, JoinError> {
+pub(super) fn children(span: u64, references: &[u8]) -> Result<Vec<Wanted>, JoinError> {
     let subtree = subtree_span(span);
     let expected = span.div_ceil(subtree) as usize;
     if references.len() != expected * ADDRESS_SIZE {

@@ -24,12 +24,12 @@ use super::events::{
 use super::fetches::{FetchUpdate, Fetches};
 use super::membership::{Membership, RoomUpdate};
 use super::redial::Redial;
-use super::stored_content::StoredContent;
+use super::stored_content::{DriverRequest, StoredContent};
 use crate::agent::PeerKind;
 use crate::content::{Car, ImportedFile, SplitFile};
 use crate::net::{bitswap, pullsync};
 use crate::rt;
-use crate::store::{BlockKey, Manifest};
+use crate::store::{ChunkStore, Manifest};
 
 const STATS_EVERY: Duration = Duration::from_secs(1);
 /// Room members this node dials at most; more stay reachable through the relay on demand.
@@ -69,8 +69,8 @@ pub(super) struct Driver {
     probes: usize,
     started: Instant,
     stored: StoredContent,
-    /// Blocks the store is deleting ([`StoredContent::remove`]), to stop serving.
-    forgotten: mpsc::UnboundedReceiver<Vec<BlockKey>>,
+    /// What store work asks of the Bitswap server and the reserve ([`StoredContent::remove`]).
+    store_requests: mpsc::UnboundedReceiver<DriverRequest>,
     events: mpsc::Sender<NodeEvent>,
 }
 
@@ -83,7 +83,7 @@ impl Driver {
         events: mpsc::Sender<NodeEvent>,
     ) -> Self {
         let me = *swarm.local_peer_id();
-        let (forget, forgotten) = mpsc::unbounded();
+        let (requests, store_requests) = mpsc::unbounded();
         Self {
             swarm,
             membership: Membership::new(me, config.relay.as_ref().map(|r| r.peer_id)),
@@ -96,8 +96,8 @@ impl Driver {
             pullsync_yields: config.protocols.pullsync_yields,
             probes: 0,
             started: Instant::now(),
-            stored: StoredContent::new(config.blocks.clone(), events.clone(), manifests, forget),
-            forgotten,
+            stored: StoredContent::new(config.blocks.clone(), events.clone(), manifests, requests),
+            store_requests,
             events,
         }
     }
@@ -112,9 +112,7 @@ impl Driver {
                 command = commands.next() => if let Some(command) = command {
                     self.on_command(command);
                 },
-                keys = self.forgotten.select_next_some() => {
-                    self.swarm.behaviour_mut().bitswap.forget_stored(keys);
-                }
+                request = self.store_requests.select_next_some() => self.on_store_request(request),
                 () = tick => {
                     self.emit_stats();
                     tick = Box::pin(rt::sleep(STATS_EVERY).fuse());
@@ -124,6 +122,24 @@ impl Driver {
             if self.events.is_closed() {
                 tracing::debug!("node handle dropped; stopping");
                 return;
+            }
+        }
+    }
+
+    fn on_store_request(&mut self, request: DriverRequest) {
+        let behaviour = self.swarm.behaviour_mut();
+        match request {
+            DriverRequest::ForgetBlocks(keys) => behaviour.bitswap.forget_stored(keys),
+            DriverRequest::ReadChunks(addresses, reply) => {
+                let read = behaviour.pullsync.store().read_at(&addresses);
+                rt::spawn(async move {
+                    let _ = reply.send(read.await);
+                });
+            }
+            DriverRequest::RemoveChunks(addresses, reply) => {
+                let removed = behaviour.pullsync.store_mut().remove(&addresses);
+                tracing::info!(chunks = removed, "removed from the reserve");
+                let _ = reply.send(removed);
             }
         }
     }
@@ -227,7 +243,7 @@ impl Driver {
             chunks: swarm.chunks.len(),
         };
         if let Some(last) = unixfs.blocks.last() {
-            self.stored.adding(last.cid(), added.cid, name, added.size);
+            self.stored.adding(last.cid(), &added);
         }
         let behaviour = self.swarm.behaviour_mut();
         for block in unixfs.blocks {

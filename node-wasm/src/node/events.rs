@@ -164,9 +164,9 @@ pub enum NodeEvent {
 pub enum StoredChange {
     /// A manifest was written, new or replacing its root's.
     Kept(Manifest),
-    /// `root` was forgotten, and `freed_blocks` of its blocks (those no other root needs)
-    /// deleted.
-    Removed { root: Cid, freed_blocks: usize },
+    /// `root` was forgotten, and `freed_blocks` of its blocks and `freed_chunks` of its Swarm
+    /// chunks (those no other root needs) deleted.
+    Removed { root: Cid, freed_blocks: usize, freed_chunks: usize },
     /// The whole file at `root`, read back from the store and verified
     /// ([`super::NodeControl::read_file`]).
     Read { root: Cid, data: Bytes },

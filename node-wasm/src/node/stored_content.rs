@@ -10,16 +10,17 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use cid::Cid;
-use futures::channel::mpsc;
+use futures::channel::{mpsc, oneshot};
 use futures::StreamExt;
 
-use super::events::{NodeError, NodeEvent, ReadFileError, StoredChange};
+use super::events::{ContentAdded, NodeError, NodeEvent, ReadFileError, StoredChange};
 use crate::cond_send::{BoxFuture, CondSend};
 use crate::content::{
-    block_links, verify_block, write_car, ExportError, ExportLimits, UnixfsExporter,
+    block_links, verify_block, write_car, ExportError, ExportLimits, SwarmTree, UnixfsExporter,
 };
 use crate::rt;
 use crate::store::{BlockKey, BlockStore, Manifest, NodeBlockStore, StoreError};
+use syncscope_proto::swarm::{Address, Chunk};
 
 pub(super) struct StoredContent {
     store: Arc<NodeBlockStore>,
@@ -30,8 +31,48 @@ pub(super) struct StoredContent {
     manifests: BTreeMap<Cid, Manifest>,
     /// Added files by their last block, whose commit their manifest waits for.
     adding: HashMap<Cid, Manifest>,
-    /// Blocks about to be deleted, for the driver to stop serving.
-    forgotten: mpsc::UnboundedSender<Vec<BlockKey>>,
+    /// What the store work asks of the parts the driver owns.
+    driver: DriverRequests,
+}
+
+/// What store work asks of the driver, which owns the Bitswap server and the pull-sync reserve.
+pub(super) enum DriverRequest {
+    /// Stop serving these blocks: they are about to be deleted.
+    ForgetBlocks(Vec<BlockKey>),
+    /// Read the chunks at these addresses from the reserve.
+    ReadChunks(Vec<Address>, oneshot::Sender<Result<Vec<Option<Chunk>>, StoreError>>),
+    /// Take these chunks out of the reserve, and say how many it held.
+    RemoveChunks(Vec<Address>, oneshot::Sender<usize>),
+}
+
+#[derive(Clone)]
+struct DriverRequests(mpsc::UnboundedSender<DriverRequest>);
+
+impl DriverRequests {
+    fn forget_blocks(&self, keys: Vec<BlockKey>) {
+        let _ = self.0.unbounded_send(DriverRequest::ForgetBlocks(keys));
+    }
+
+    /// Every chunk of the Swarm tree at `root` that the reserve holds, or may hold.
+    async fn swarm_tree(&self, root: Address) -> Result<HashSet<Address>, StoreError> {
+        let mut tree = SwarmTree::new(root);
+        loop {
+            let next = tree.to_read();
+            if next.is_empty() {
+                return Ok(tree.into_addresses());
+            }
+            let (reply, read) = oneshot::channel();
+            let _ = self.0.unbounded_send(DriverRequest::ReadChunks(next, reply));
+            // A driver gone is a node stopping: there is nothing left to free.
+            tree.provide(read.await.unwrap_or_else(|_| Ok(Vec::new()))?);
+        }
+    }
+
+    async fn remove_chunks(&self, addresses: Vec<Address>) -> usize {
+        let (reply, removed) = oneshot::channel();
+        let _ = self.0.unbounded_send(DriverRequest::RemoveChunks(addresses, reply));
+        removed.await.unwrap_or(0)
+    }
 }
 
 impl StoredContent {
@@ -39,18 +80,25 @@ impl StoredContent {
         store: Arc<NodeBlockStore>,
         events: mpsc::Sender<NodeEvent>,
         manifests: Vec<Manifest>,
-        forgotten: mpsc::UnboundedSender<Vec<BlockKey>>,
+        driver: mpsc::UnboundedSender<DriverRequest>,
     ) -> Self {
         let manifests = manifests.into_iter().map(|m| (m.root, m)).collect();
         let (jobs, queue) = mpsc::unbounded();
         rt::spawn(run_jobs(queue, events));
-        Self { store, jobs, manifests, adding: HashMap::new(), forgotten }
+        let driver = DriverRequests(driver);
+        Self { store, jobs, manifests, adding: HashMap::new(), driver }
     }
 
     /// A file is being added; `last_block` is the last of its blocks put into the store.
-    pub(super) fn adding(&mut self, last_block: Cid, root: Cid, name: &str, size: u64) {
-        let manifest =
-            Manifest { root, name: name.to_owned(), size, since_ms: now_ms(), complete: true };
+    pub(super) fn adding(&mut self, last_block: Cid, added: &ContentAdded) {
+        let manifest = Manifest {
+            root: added.cid,
+            name: added.name.clone(),
+            size: added.size,
+            since_ms: now_ms(),
+            complete: true,
+            swarm_root: Some(added.swarm_root),
+        };
         self.adding.insert(last_block, manifest);
     }
 
@@ -64,42 +112,43 @@ impl StoredContent {
     pub(super) fn fetch_started(&mut self, root: Cid, name: String) {
         if !self.manifests.contains_key(&root) {
             let since_ms = now_ms();
-            self.keep(Manifest { root, name, size: 0, since_ms, complete: false });
+            let swarm_root = None;
+            self.keep(Manifest { root, name, size: 0, since_ms, complete: false, swarm_root });
         }
     }
 
     pub(super) fn fetch_done(&mut self, root: Cid, size: u64) {
-        let (name, since_ms) = match self.manifests.get(&root) {
-            Some(m) => (m.name.clone(), m.since_ms),
-            None => (String::new(), now_ms()),
+        let (name, since_ms, swarm_root) = match self.manifests.get(&root) {
+            Some(m) => (m.name.clone(), m.since_ms, m.swarm_root),
+            None => (String::new(), now_ms(), None),
         };
-        self.keep(Manifest { root, name, size, since_ms, complete: true });
+        self.keep(Manifest { root, name, size, since_ms, complete: true, swarm_root });
     }
 
-    /// Forgets `root` and frees its blocks, except those another root the node holds needs.
-    /// The manifest goes first: a node stopped half way is left with blocks no manifest names,
-    /// never with a manifest whose blocks are gone.
+    /// Forgets `root` and frees its blocks and Swarm chunks, except those another root the node
+    /// holds needs. The manifest goes first: a node stopped half way is left with blocks no
+    /// manifest names, never with a manifest whose blocks are gone.
     pub(super) fn remove(&mut self, root: Cid) {
-        self.manifests.remove(&root);
+        let swarm_root = self.manifests.remove(&root).and_then(|m| m.swarm_root);
         let others: Vec<Cid> = self.manifests.keys().copied().collect();
-        let (store, forgotten) = (self.store.clone(), self.forgotten.clone());
+        let other_trees: Vec<Address> =
+            self.manifests.values().filter_map(|m| m.swarm_root).collect();
+        let (store, driver) = (self.store.clone(), self.driver.clone());
         self.report(async move {
             let freed = async {
                 store.remove_manifest(&root).await?;
-                let mut freed = dag_keys(&store, root).await?;
-                for other in others {
-                    for key in dag_keys(&store, other).await? {
-                        freed.remove(&key);
-                    }
-                }
-                let freed: Vec<BlockKey> = freed.into_iter().collect();
-                // No longer served before it is gone.
-                let _ = forgotten.unbounded_send(freed.clone());
-                store.delete_many(freed.clone()).await?;
-                Ok(freed.len())
+                let freed_blocks = free_blocks(&store, &driver, root, others).await?;
+                let freed_chunks = match swarm_root {
+                    Some(tree) => free_chunks(&driver, tree, other_trees).await?,
+                    None => 0,
+                };
+                Ok((freed_blocks, freed_chunks))
             };
             match freed.await {
-                Ok(freed_blocks) => NodeEvent::Stored(StoredChange::Removed { root, freed_blocks }),
+                Ok((freed_blocks, freed_chunks)) => {
+                    tracing::info!(%root, freed_blocks, freed_chunks, "content removed");
+                    NodeEvent::Stored(StoredChange::Removed { root, freed_blocks, freed_chunks })
+                }
                 Err(error) => NodeEvent::Error { error: manifest_error(root, error) },
             }
         });
@@ -160,6 +209,42 @@ async fn run_jobs(
     while let Some(job) = jobs.next().await {
         let _ = events.try_send(job.await);
     }
+}
+
+/// Deletes the blocks of the DAG at `root` that none of `others` needs; returns how many.
+async fn free_blocks(
+    store: &NodeBlockStore,
+    driver: &DriverRequests,
+    root: Cid,
+    others: Vec<Cid>,
+) -> Result<usize, StoreError> {
+    let mut freed = dag_keys(store, root).await?;
+    for other in others {
+        for key in dag_keys(store, other).await? {
+            freed.remove(&key);
+        }
+    }
+    let freed: Vec<BlockKey> = freed.into_iter().collect();
+    // No longer served before it is gone.
+    driver.forget_blocks(freed.clone());
+    store.delete_many(freed.clone()).await?;
+    Ok(freed.len())
+}
+
+/// Takes the chunks of the Swarm tree at `tree` that none of `others` needs out of the reserve;
+/// returns how many it held.
+async fn free_chunks(
+    driver: &DriverRequests,
+    tree: Address,
+    others: Vec<Address>,
+) -> Result<usize, StoreError> {
+    let mut freed = driver.swarm_tree(tree).await?;
+    for other in others {
+        for address in driver.swarm_tree(other).await? {
+            freed.remove(&address);
+        }
+    }
+    Ok(driver.remove_chunks(freed.into_iter().collect()).await)
 }
 
 /// Every block of the DAG under `root` that the store holds (a partial one has gaps).

@@ -6,6 +6,7 @@ use cid::Cid;
 use serde::{Deserialize, Serialize};
 
 use super::{Corruption, StoreError};
+use syncscope_proto::swarm::Address;
 
 /// One root the node holds, whole or in part.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -20,6 +21,10 @@ pub struct Manifest {
     pub since_ms: u64,
     /// Every block of the file is stored. A manifest is marked complete only once they are.
     pub complete: bool,
+    /// The root of the file's Swarm chunk tree, for a file added here (a fetched one came over
+    /// Bitswap alone). Manifests written before it was kept have none.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "address_text")]
+    pub swarm_root: Option<Address>,
 }
 
 impl Manifest {
@@ -47,5 +52,38 @@ mod cid_text {
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Cid, D::Error> {
         let text = String::deserialize(d)?;
         text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+mod address_text {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use syncscope_proto::swarm::Address;
+
+    pub fn serialize<S: Serializer>(address: &Option<Address>, s: S) -> Result<S::Ok, S::Error> {
+        match address {
+            Some(address) => s.serialize_str(&address.to_string()),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Address>, D::Error> {
+        let text = Option::<String>::deserialize(d)?;
+        text.map(|t| t.parse().map_err(serde::de::Error::custom)).transpose()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_manifest_written_before_swarm_roots_were_kept_reads_without_one() {
+        let old = br#"{"root":"bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy","name":"a","size":1,"since_ms":2,"complete":true}"#;
+        let manifest = Manifest::decode(old).unwrap();
+        assert_eq!(manifest.swarm_root, None);
+        let added = Manifest { swarm_root: Some(Address([0x3c; 32])), ..manifest };
+        assert_eq!(Manifest::decode(&added.encode()).unwrap(), added);
+        let bad = br#"{"root":"bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy","name":"a","size":1,"since_ms":2,"complete":true,"swarm_root":"zz"}"#;
+        assert!(Manifest::decode(bad).is_err());
     }
 }

@@ -18,6 +18,8 @@ pub struct Address(pub [u8; ADDRESS_SIZE]);
 pub enum AddressError {
     #[error("address of {0} bytes, expected 32")]
     Length(usize),
+    #[error("address is not 64 hex digits")]
+    NotHex,
 }
 
 impl Address {
@@ -50,6 +52,23 @@ impl fmt::Display for Address {
     }
 }
 
+/// 64 hex digits, as [`Display`](fmt::Display) writes it.
+impl std::str::FromStr for Address {
+    type Err = AddressError;
+
+    fn from_str(text: &str) -> Result<Self, AddressError> {
+        if text.len() != 2 * ADDRESS_SIZE || !text.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(AddressError::NotHex);
+        }
+        let mut address = Address::ZERO;
+        for (byte, digits) in address.0.iter_mut().zip(text.as_bytes().chunks_exact(2)) {
+            let digits = std::str::from_utf8(digits).map_err(|_| AddressError::NotHex)?;
+            *byte = u8::from_str_radix(digits, 16).map_err(|_| AddressError::NotHex)?;
+        }
+        Ok(address)
+    }
+}
+
 impl fmt::Debug for Address {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // Eight hex digits identify a chunk in logs; the full form is in Display.
@@ -66,6 +85,16 @@ mod tests {
         let mut a = [0xaa; 32];
         a[..4].copy_from_slice(&prefix);
         Address(a)
+    }
+
+    #[test]
+    fn parses_what_it_displays_and_nothing_else() {
+        let address = with_prefix([0, 0x7f, 0x80, 0xff]);
+        assert_eq!(address.to_string().parse::<Address>(), Ok(address));
+        assert_eq!(address.to_string().to_uppercase().parse::<Address>(), Ok(address));
+        for bad in ["", "00", &"+f".repeat(32), &"g0".repeat(32), &"00".repeat(33)] {
+            assert_eq!(bad.parse::<Address>(), Err(AddressError::NotHex), "{bad}");
+        }
     }
 
     #[test]
