@@ -1,4 +1,4 @@
-//! The chunks of a Swarm file's tree, found by reading only its intermediate chunks: what a node
+//! The chunks of Swarm files' trees, found by reading only their intermediate chunks: what a node
 //! frees when it removes a file it holds. Sans-IO, like the joiner: [`SwarmTree::to_read`] names
 //! the chunks to read next, a level at a time, and [`SwarmTree::provide`] takes what was held.
 //!
@@ -20,9 +20,12 @@ pub struct SwarmTree {
 }
 
 impl SwarmTree {
-    pub fn new(root: Address) -> Self {
+    /// The trees under `roots`, walked together: a chunk they share is read once.
+    pub fn new(roots: impl IntoIterator<Item = Address>) -> Self {
         let mut tree = SwarmTree { addresses: HashSet::new(), unread: Vec::new() };
-        tree.found(Wanted { address: root, span: None });
+        for address in roots {
+            tree.found(Wanted { address, span: None });
+        }
         tree
     }
 
@@ -69,7 +72,7 @@ mod tests {
     use std::collections::HashMap;
 
     fn walk(root: Address, held: &HashMap<Address, Chunk>) -> (HashSet<Address>, usize) {
-        let mut tree = SwarmTree::new(root);
+        let mut tree = SwarmTree::new([root]);
         let mut reads = 0;
         loop {
             let next = tree.to_read();

@@ -131,15 +131,10 @@ impl Driver {
         match request {
             DriverRequest::ForgetBlocks(keys) => behaviour.bitswap.forget_stored(keys),
             DriverRequest::ReadChunks(addresses, reply) => {
-                let read = behaviour.pullsync.store().read_at(&addresses);
-                rt::spawn(async move {
-                    let _ = reply.send(read.await);
-                });
+                let _ = reply.send(behaviour.pullsync.store().read_at(&addresses));
             }
             DriverRequest::RemoveChunks(addresses, reply) => {
-                let removed = behaviour.pullsync.store_mut().remove(&addresses);
-                tracing::info!(chunks = removed, "removed from the reserve");
-                let _ = reply.send(removed);
+                let _ = reply.send(behaviour.pullsync.store_mut().remove(&addresses));
             }
         }
     }

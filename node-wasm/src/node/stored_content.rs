@@ -39,11 +39,13 @@ pub(super) struct StoredContent {
 pub(super) enum DriverRequest {
     /// Stop serving these blocks: they are about to be deleted.
     ForgetBlocks(Vec<BlockKey>),
-    /// Read the chunks at these addresses from the reserve.
-    ReadChunks(Vec<Address>, oneshot::Sender<Result<Vec<Option<Chunk>>, StoreError>>),
+    /// Read the chunks at these addresses from the reserve: the reply is the read.
+    ReadChunks(Vec<Address>, oneshot::Sender<ChunkRead>),
     /// Take these chunks out of the reserve, and say how many it held.
     RemoveChunks(Vec<Address>, oneshot::Sender<usize>),
 }
+
+pub(super) type ChunkRead = BoxFuture<'static, Result<Vec<Option<Chunk>>, StoreError>>;
 
 #[derive(Clone)]
 struct DriverRequests(mpsc::UnboundedSender<DriverRequest>);
@@ -53,9 +55,9 @@ impl DriverRequests {
         let _ = self.0.unbounded_send(DriverRequest::ForgetBlocks(keys));
     }
 
-    /// Every chunk of the Swarm tree at `root` that the reserve holds, or may hold.
-    async fn swarm_tree(&self, root: Address) -> Result<HashSet<Address>, StoreError> {
-        let mut tree = SwarmTree::new(root);
+    /// Every chunk of the Swarm trees at `roots` that the reserve holds, or may hold.
+    async fn swarm_trees(&self, roots: Vec<Address>) -> Result<HashSet<Address>, StoreError> {
+        let mut tree = SwarmTree::new(roots);
         loop {
             let next = tree.to_read();
             if next.is_empty() {
@@ -64,7 +66,8 @@ impl DriverRequests {
             let (reply, read) = oneshot::channel();
             let _ = self.0.unbounded_send(DriverRequest::ReadChunks(next, reply));
             // A driver gone is a node stopping: there is nothing left to free.
-            tree.provide(read.await.unwrap_or_else(|_| Ok(Vec::new()))?);
+            let Ok(read) = read.await else { return Ok(HashSet::new()) };
+            tree.provide(read.await?);
         }
     }
 
@@ -238,13 +241,9 @@ async fn free_chunks(
     tree: Address,
     others: Vec<Address>,
 ) -> Result<usize, StoreError> {
-    let mut freed = driver.swarm_tree(tree).await?;
-    for other in others {
-        for address in driver.swarm_tree(other).await? {
-            freed.remove(&address);
-        }
-    }
-    Ok(driver.remove_chunks(freed.into_iter().collect()).await)
+    let mine = driver.swarm_trees(vec![tree]).await?;
+    let needed = driver.swarm_trees(others).await?;
+    Ok(driver.remove_chunks(mine.difference(&needed).copied().collect()).await)
 }
 
 /// Every block of the DAG under `root` that the store holds (a partial one has gaps).

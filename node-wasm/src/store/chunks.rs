@@ -58,7 +58,7 @@ impl ChunkStore for MemoryReserve {
     }
 
     fn remove(&mut self, addresses: &[Address]) -> usize {
-        addresses.iter().filter(|a| MemoryReserve::remove(self, a).is_some()).count()
+        MemoryReserve::remove(self, addresses).len()
     }
 
     fn chunk_ref(&self, address: &Address) -> Option<ChunkRef> {

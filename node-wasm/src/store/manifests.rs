@@ -67,7 +67,8 @@ mod address_text {
     }
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Address>, D::Error> {
-        let text = Option::<String>::deserialize(d)?;
+        // Hex needs no escapes, so the text borrows from the record.
+        let text = Option::<&str>::deserialize(d)?;
         text.map(|t| t.parse().map_err(serde::de::Error::custom)).transpose()
     }
 }

@@ -98,17 +98,24 @@ impl<S: Records + CondSync + 'static> PullsyncState<S> {
             unwritten: unwritten.clone(),
             store: store.clone(),
         };
+        // Removals wait and go in one pass: one by one, each would scan its bin.
+        let mut removed = Vec::new();
         for (arrival, chunk) in chunks {
-            match chunk {
-                Restored::Held(chunk) => reserve.index.insert(chunk.chunk_ref(), arrival),
-                Restored::Removed(chunk) => {
-                    reserve.index.insert(chunk, arrival);
-                    reserve.index.remove(&chunk.address);
-                    None
-                }
+            let (chunk, held) = match chunk {
+                Restored::Held(chunk) => (chunk.chunk_ref(), true),
+                Restored::Removed(chunk) => (chunk, false),
             };
+            // A chunk stored again after its removal: the removal goes first.
+            if reserve.index.insert(chunk, arrival).is_none() {
+                reserve.index.remove(&std::mem::take(&mut removed));
+                reserve.index.insert(chunk, arrival);
+            }
+            if !held {
+                removed.push(chunk.address);
+            }
             reserve.next = arrival + 1;
         }
+        reserve.index.remove(&removed);
         tracing::info!(chunks = reserve.index.len(), epoch, "restored the pull-sync reserve");
         rt::spawn(write_behind(store, pending, unwritten));
         Ok(Self { reserve, intervals })
@@ -232,18 +239,15 @@ impl<S: Records + CondSync + 'static> ChunkStore for PersistedReserve<S> {
     }
 
     fn remove(&mut self, addresses: &[Address]) -> usize {
-        let mut removed = 0;
-        for address in addresses {
-            let Some(chunk) = self.index.chunk_ref(address) else { continue };
-            let Some(arrival) = self.index.remove(address) else { continue };
-            self.unwritten.chunks().remove(&arrival);
+        let removed = self.index.remove(addresses);
+        for (chunk, arrival) in &removed {
+            self.unwritten.chunks().remove(arrival);
             let key = arrival.to_be_bytes().to_vec();
             self.writes.send(RecordWrite::delete(Table::Chunks, key));
-            let (key, record) = removed_record(arrival, &chunk);
+            let (key, record) = removed_record(*arrival, chunk);
             self.writes.send(RecordWrite::put(Table::Pullsync, key, record));
-            removed += 1;
         }
-        removed
+        removed.len()
     }
 
     fn chunk_ref(&self, address: &Address) -> Option<ChunkRef> {
@@ -412,17 +416,20 @@ fn restore_chunks(
 ) -> (Vec<(u64, Restored)>, bool) {
     let mut chunks = Vec::with_capacity(records.len() + removed.len());
     let mut gapless = true;
+    // Both come in key order, which is arrival order: merged, they stay in it.
+    let mut removed = removed.into_iter().peekable();
     for record in records {
-        match decode_chunk(&record) {
-            Some((arrival, chunk)) => chunks.push((arrival, Restored::Held(chunk))),
-            None => {
-                tracing::warn!("skipped a stored chunk that does not verify");
-                gapless = false;
-            }
+        let Some((arrival, chunk)) = decode_chunk(&record) else {
+            tracing::warn!("skipped a stored chunk that does not verify");
+            gapless = false;
+            continue;
+        };
+        while let Some((before, gone)) = removed.next_if(|(a, _)| *a < arrival) {
+            chunks.push((before, Restored::Removed(gone)));
         }
+        chunks.push((arrival, Restored::Held(chunk)));
     }
-    chunks.extend(removed.into_iter().map(|(arrival, chunk)| (arrival, Restored::Removed(chunk))));
-    chunks.sort_by_key(|(arrival, _)| *arrival);
+    chunks.extend(removed.map(|(arrival, chunk)| (arrival, Restored::Removed(chunk))));
     gapless &= chunks.iter().zip(0..).all(|((arrival, _), i)| *arrival == i);
     (chunks, gapless)
 }

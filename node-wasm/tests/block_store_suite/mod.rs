@@ -309,4 +309,12 @@ pub async fn pullsync_state_after_a_removal<S: Records + CondSync + 'static>(sto
     assert!(state.reserve.put(chunks[1].clone()).unwrap(), "put back");
     let bin = usize::from(overlay.proximity(&chunks[1].address()));
     assert_eq!(state.reserve.cursors()[bin], cursors[bin] + 1, "under a new bin ID");
+    let cursors = state.reserve.cursors();
+    drop(state);
+    flushed(&*store, 6, 3).await;
+
+    let state = PullsyncState::load(store, overlay, 300).await.unwrap();
+    assert_eq!((state.reserve.len(), state.reserve.epoch()), (6, 100), "put back after a restart");
+    assert_eq!(state.reserve.cursors(), cursors);
+    assert_eq!(read(&state.reserve, &chunks[1..2]).await, vec![Some(chunks[1].clone())]);
 }

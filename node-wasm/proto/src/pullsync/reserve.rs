@@ -7,7 +7,7 @@
 //! also covers chunks still queued for writing.
 
 use crate::swarm::{Address, Chunk, ChunkRef, MAX_BINS};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 /// One chunk in a bin of the reserve, with its position in that bin.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -40,7 +40,8 @@ pub trait ChunkPresence {
 pub struct Reserve<V> {
     overlay: Address,
     epoch: u64,
-    bins: Vec<BTreeMap<u64, ChunkRef>>,
+    /// Each bin's entries in bin-ID order.
+    bins: Vec<Vec<BinEntry>>,
     /// The highest bin ID given in each bin, removed or not.
     cursors: [u64; MAX_BINS as usize],
     entries: HashMap<Address, Entry<V>>,
@@ -61,7 +62,7 @@ impl<V> Reserve<V> {
         Reserve {
             overlay,
             epoch,
-            bins: vec![BTreeMap::new(); MAX_BINS.into()],
+            bins: vec![Vec::new(); MAX_BINS.into()],
             cursors: [0; MAX_BINS as usize],
             entries: HashMap::new(),
         }
@@ -81,18 +82,29 @@ impl<V> Reserve<V> {
         let cursor = &mut self.cursors[usize::from(bin)];
         *cursor += 1;
         let bin_id = *cursor;
-        self.bins[usize::from(bin)].insert(bin_id, chunk);
+        self.bins[usize::from(bin)].push(BinEntry { bin_id, chunk });
         self.entries.insert(chunk.address, Entry { chunk, bin_id, value });
         Some((bin, bin_id))
     }
 
-    /// Takes the chunk at `address` out of the index and returns its value; its bin ID is not
-    /// given again.
-    pub fn remove(&mut self, address: &Address) -> Option<V> {
-        let entry = self.entries.remove(address)?;
-        let bin = self.overlay.proximity(address);
-        self.bins[usize::from(bin)].remove(&entry.bin_id);
-        Some(entry.value)
+    /// Takes the chunks at `addresses` out of the index and returns those it held, with their
+    /// values. Their bin IDs are not given again.
+    pub fn remove(&mut self, addresses: &[Address]) -> Vec<(ChunkRef, V)> {
+        let mut touched = [false; MAX_BINS as usize];
+        let mut removed = Vec::new();
+        for address in addresses {
+            if let Some(entry) = self.entries.remove(address) {
+                touched[usize::from(self.overlay.proximity(address))] = true;
+                removed.push((entry.chunk, entry.value));
+            }
+        }
+        // One pass over each bin touched, whatever the number removed from it.
+        let held =
+            |e: &BinEntry| self.entries.get(&e.chunk.address).is_some_and(|h| h.bin_id == e.bin_id);
+        for (entries, _) in self.bins.iter_mut().zip(touched).filter(|(_, touched)| *touched) {
+            entries.retain(held);
+        }
+        removed
     }
 
     /// The value of `chunk`, if held under that stamp.
@@ -118,7 +130,7 @@ impl<V> Reserve<V> {
     }
 
     pub fn bin_len(&self, bin: u8) -> usize {
-        self.bins.get(usize::from(bin)).map_or(0, BTreeMap::len)
+        self.bins.get(usize::from(bin)).map_or(0, Vec::len)
     }
 }
 
@@ -145,8 +157,8 @@ impl<V> ReserveIndex for Reserve<V> {
 
     fn collect(&self, bin: u8, start: u64, limit: usize, out: &mut Vec<BinEntry>) {
         let Some(entries) = self.bins.get(usize::from(bin)) else { return };
-        let found = entries.range(start..).take(limit);
-        out.extend(found.map(|(&bin_id, &chunk)| BinEntry { bin_id, chunk }));
+        let from = entries.partition_point(|e| e.bin_id < start);
+        out.extend(entries[from..].iter().take(limit));
     }
 }
 
@@ -208,12 +220,10 @@ mod tests {
         reserve.collect(0, 1, usize::MAX, &mut bin0);
         let (second, last) = (bin0[1], bin0[bin0.len() - 1]);
         let cursors = reserve.cursors();
-        assert_eq!(
-            reserve.remove(&second.chunk.address).map(|c| c.chunk_ref()),
-            Some(second.chunk)
-        );
-        assert_eq!(reserve.remove(&last.chunk.address).map(|c| c.chunk_ref()), Some(last.chunk));
-        assert_eq!(reserve.remove(&last.chunk.address), None);
+        let removed = reserve.remove(&[second.chunk.address, last.chunk.address, Address::ZERO]);
+        let removed: Vec<ChunkRef> = removed.iter().map(|(r, _)| *r).collect();
+        assert_eq!(removed, vec![second.chunk, last.chunk]);
+        assert!(reserve.remove(&[last.chunk.address]).is_empty());
         assert_eq!(reserve.cursors(), cursors, "cursors never go back");
         assert!(!reserve.has(&second.chunk));
         assert_eq!(reserve.len(), 38);
