@@ -12,6 +12,24 @@ async function attribute(page, testId, name) {
   return Number(await page.getByTestId(testId).getAttribute(name));
 }
 
+/**
+ * Records in an object store of the page's database, read the way any page script would; with
+ * `firstByte`, only those whose binary key starts with it.
+ */
+const countRecords = (page, store, firstByte) => page.evaluate(([store, firstByte]) => new Promise((resolve, reject) => {
+  const open = indexedDB.open('syncscope-node-0');
+  open.onerror = () => reject(open.error);
+  open.onsuccess = () => {
+    const db = open.result;
+    const keys = firstByte === undefined
+      ? undefined
+      : IDBKeyRange.bound(new Uint8Array([firstByte]), new Uint8Array([firstByte + 1]), false, true);
+    const count = db.transaction(store).objectStore(store).count(keys);
+    count.onsuccess = () => { db.close(); resolve(count.result); };
+    count.onerror = () => reject(count.error);
+  };
+}), [store, firstByte]);
+
 export default {
   'a fetch cut short by a reload resumes, taking every stored block from IndexedDB': async ({ page, startRelay }) => {
     const relay = await startRelay({ args: ['--seed-peers', '1', '--seed-content', '32MiB'], readyMs: 180_000 });
@@ -69,17 +87,7 @@ export default {
 
   'pull-sync chunks kept in IndexedDB are the reserve again after a reload': async ({ page, relay }) => {
     await page.goto(`${relay.url}?transport=ws`);
-    // What the page's database holds, read the way any page script would.
-    const storedChunks = () => page.evaluate(() => new Promise((resolve, reject) => {
-      const open = indexedDB.open('syncscope-node-0');
-      open.onerror = () => reject(open.error);
-      open.onsuccess = () => {
-        const db = open.result;
-        const count = db.transaction('chunks').objectStore('chunks').count();
-        count.onsuccess = () => { db.close(); resolve(count.result); };
-        count.onerror = () => reject(count.error);
-      };
-    }));
+    const storedChunks = () => countRecords(page, 'chunks');
     let [last, stored] = [-1, 0];
     for (let i = 0; i < 60 && !(stored > 0 && stored === last); i++) {
       await page.waitForTimeout(500);
@@ -154,17 +162,7 @@ export default {
     await screenshot(page, 'stored-here-after-reload');
 
     // Each chunk taken out of the reserve leaves a note under key 3 || arrival in 'pullsync'.
-    const removalNotes = () => page.evaluate(() => new Promise((resolve, reject) => {
-      const open = indexedDB.open('syncscope-node-0');
-      open.onerror = () => reject(open.error);
-      open.onsuccess = () => {
-        const db = open.result;
-        const notes = IDBKeyRange.bound(new Uint8Array([3]), new Uint8Array([4]), false, true);
-        const count = db.transaction('pullsync').objectStore('pullsync').count(notes);
-        count.onsuccess = () => { db.close(); resolve(count.result); };
-        count.onerror = () => reject(count.error);
-      };
-    }));
+    const removalNotes = () => countRecords(page, 'pullsync', 3);
     const notesBefore = await removalNotes();
     await listed.getByTestId('stored-remove').click();
     await listed.waitFor({ state: 'detached', timeout: 10_000 });
@@ -178,6 +176,7 @@ export default {
       notes = (await removalNotes()) - notesBefore;
     }
     expect(notes, 'removals noted in IndexedDB, one per freed chunk').toBe(Number(chunks));
+    await screenshot(page, 'stored-here-after-remove');
   },
 
   'a stored file downloads as a CAR, and the CAR imports into another tab as the same root': async ({ page, relay, openPage }) => {

@@ -51,7 +51,8 @@ pub const MAX_QUEUED_CHUNKS: usize = 4096;
 const RESERVE_EPOCH: u8 = 0;
 const PEER_EPOCH: u8 = 1;
 const INTERVALS: u8 = 2;
-/// A chunk removed from the reserve: `REMOVED || arrival || address || batch id || stamp hash`.
+/// A chunk removed from the reserve: `REMOVED || arrival || address` (the first notes also
+/// carried the chunk's batch id and stamp hash after it, which the replay does not need).
 const REMOVED: u8 = 3;
 
 /// The reserve and intervals a node starts with, written behind to its store.
@@ -98,24 +99,17 @@ impl<S: Records + CondSync + 'static> PullsyncState<S> {
             unwritten: unwritten.clone(),
             store: store.clone(),
         };
-        // Removals wait and go in one pass: one by one, each would scan its bin.
-        let mut removed = Vec::new();
         for (arrival, chunk) in chunks {
-            let (chunk, held) = match chunk {
-                Restored::Held(chunk) => (chunk.chunk_ref(), true),
-                Restored::Removed(chunk) => (chunk, false),
-            };
-            // A chunk stored again after its removal: the removal goes first.
-            if reserve.index.insert(chunk, arrival).is_none() {
-                reserve.index.remove(&std::mem::take(&mut removed));
-                reserve.index.insert(chunk, arrival);
-            }
-            if !held {
-                removed.push(chunk.address);
+            match chunk {
+                Restored::Held(chunk) => {
+                    reserve.index.insert(chunk.chunk_ref(), arrival);
+                }
+                Restored::Removed(address) => {
+                    reserve.index.leave_gap(&address);
+                }
             }
             reserve.next = arrival + 1;
         }
-        reserve.index.remove(&removed);
         tracing::info!(chunks = reserve.index.len(), epoch, "restored the pull-sync reserve");
         rt::spawn(write_behind(store, pending, unwritten));
         Ok(Self { reserve, intervals })
@@ -244,7 +238,7 @@ impl<S: Records + CondSync + 'static> ChunkStore for PersistedReserve<S> {
             self.unwritten.chunks().remove(arrival);
             let key = arrival.to_be_bytes().to_vec();
             self.writes.send(RecordWrite::delete(Table::Chunks, key));
-            let (key, record) = removed_record(*arrival, chunk);
+            let (key, record) = removed_record(*arrival, &chunk.address);
             self.writes.send(RecordWrite::put(Table::Pullsync, key, record));
         }
         removed.len()
@@ -405,14 +399,15 @@ fn epoch_record(epoch: u64) -> Vec<u8> {
 /// A chunk as the replay at start finds it.
 enum Restored {
     Held(Chunk),
-    Removed(ChunkRef),
+    /// At this address: its bin ID is a gap.
+    Removed(Address),
 }
 
 /// The chunks in `records` and those `removed`, in arrival order, each held one verified against
 /// its address; and whether their arrival numbers run without a gap from 0.
 fn restore_chunks(
     records: Vec<Vec<u8>>,
-    removed: Vec<(u64, ChunkRef)>,
+    removed: Vec<(u64, Address)>,
 ) -> (Vec<(u64, Restored)>, bool) {
     let mut chunks = Vec::with_capacity(records.len() + removed.len());
     let mut gapless = true;
@@ -434,24 +429,19 @@ fn restore_chunks(
     (chunks, gapless)
 }
 
-/// The key and record that note the removal of `chunk`, which arrived `arrival`th.
-fn removed_record(arrival: u64, chunk: &ChunkRef) -> (Vec<u8>, Vec<u8>) {
+/// The key and record that note the removal of the chunk at `address`, which arrived
+/// `arrival`th.
+fn removed_record(arrival: u64, address: &Address) -> (Vec<u8>, Vec<u8>) {
     let mut key = vec![REMOVED];
     key.extend_from_slice(&arrival.to_be_bytes());
     let mut record = key.clone();
-    record.extend_from_slice(&chunk.address.0);
-    record.extend_from_slice(&chunk.batch_id);
-    record.extend_from_slice(&chunk.stamp_hash);
+    record.extend_from_slice(&address.0);
     (key, record)
 }
 
-/// `arrival || address || batch id || stamp hash`.
-fn decode_removed(record: &[u8]) -> Option<(u64, ChunkRef)> {
-    let arrival = u64_at(record, 0)?;
-    let address = address_at(record.get(8..)?)?;
-    let batch_id = record.get(40..72)?.try_into().ok()?;
-    let stamp_hash = record.get(72..104)?.try_into().ok()?;
-    Some((arrival, ChunkRef { address, batch_id, stamp_hash }))
+/// `arrival || address`.
+fn decode_removed(record: &[u8]) -> Option<(u64, Address)> {
+    Some((u64_at(record, 0)?, address_at(record.get(8..)?)?))
 }
 
 /// `arrival || address || stamp || span || payload`.

@@ -44,14 +44,7 @@ pub struct Reserve<V> {
     bins: Vec<Vec<BinEntry>>,
     /// The highest bin ID given in each bin, removed or not.
     cursors: [u64; MAX_BINS as usize],
-    entries: HashMap<Address, Entry<V>>,
-}
-
-#[derive(Clone, Debug)]
-struct Entry<V> {
-    chunk: ChunkRef,
-    bin_id: u64,
-    value: V,
+    entries: HashMap<Address, (ChunkRef, V)>,
 }
 
 /// A reserve that holds the chunks themselves.
@@ -78,13 +71,19 @@ impl<V> Reserve<V> {
         if self.entries.contains_key(&chunk.address) {
             return None;
         }
-        let bin = self.overlay.proximity(&chunk.address);
+        let (bin, bin_id) = self.leave_gap(&chunk.address);
+        self.bins[usize::from(bin)].push(BinEntry { bin_id, chunk });
+        self.entries.insert(chunk.address, (chunk, value));
+        Some((bin, bin_id))
+    }
+
+    /// Gives the next bin ID of `address`'s bin to no chunk, as if one had come and been removed
+    /// (a reserve replaying its history); returns the bin and the ID.
+    pub fn leave_gap(&mut self, address: &Address) -> (u8, u64) {
+        let bin = self.overlay.proximity(address);
         let cursor = &mut self.cursors[usize::from(bin)];
         *cursor += 1;
-        let bin_id = *cursor;
-        self.bins[usize::from(bin)].push(BinEntry { bin_id, chunk });
-        self.entries.insert(chunk.address, Entry { chunk, bin_id, value });
-        Some((bin, bin_id))
+        (bin, *cursor)
     }
 
     /// Takes the chunks at `addresses` out of the index and returns those it held, with their
@@ -95,12 +94,11 @@ impl<V> Reserve<V> {
         for address in addresses {
             if let Some(entry) = self.entries.remove(address) {
                 touched[usize::from(self.overlay.proximity(address))] = true;
-                removed.push((entry.chunk, entry.value));
+                removed.push(entry);
             }
         }
         // One pass over each bin touched, whatever the number removed from it.
-        let held =
-            |e: &BinEntry| self.entries.get(&e.chunk.address).is_some_and(|h| h.bin_id == e.bin_id);
+        let held = |e: &BinEntry| self.entries.contains_key(&e.chunk.address);
         for (entries, _) in self.bins.iter_mut().zip(touched).filter(|(_, touched)| *touched) {
             entries.retain(held);
         }
@@ -109,12 +107,12 @@ impl<V> Reserve<V> {
 
     /// The value of `chunk`, if held under that stamp.
     pub fn value(&self, chunk: &ChunkRef) -> Option<&V> {
-        self.entries.get(&chunk.address).filter(|e| e.chunk == *chunk).map(|e| &e.value)
+        self.entries.get(&chunk.address).filter(|(r, _)| r == chunk).map(|(_, v)| v)
     }
 
     /// The chunk held at `address`, under whichever stamp.
     pub fn chunk_ref(&self, address: &Address) -> Option<ChunkRef> {
-        self.entries.get(address).map(|e| e.chunk)
+        self.entries.get(address).map(|(r, _)| *r)
     }
 
     pub fn contains(&self, address: &Address) -> bool {
@@ -236,5 +234,8 @@ mod tests {
         assert_eq!(reserve.put(removed.clone()), Some((0, last.bin_id + 1)), "put back, it is new");
         let fresh = (40..).map(chunk).find(|c| Address::ZERO.proximity(&c.address()) == 0).unwrap();
         assert_eq!(reserve.put(fresh), Some((0, last.bin_id + 2)));
+        assert_eq!(reserve.leave_gap(&last.chunk.address), (0, last.bin_id + 3));
+        assert_eq!(reserve.cursors()[0], last.bin_id + 3, "a gap left is an ID given");
+        assert_eq!(reserve.bin_len(0), bin0.len());
     }
 }
