@@ -51,8 +51,7 @@ pub const MAX_QUEUED_CHUNKS: usize = 4096;
 const RESERVE_EPOCH: u8 = 0;
 const PEER_EPOCH: u8 = 1;
 const INTERVALS: u8 = 2;
-/// A chunk removed from the reserve: `REMOVED || arrival || address` (the first notes also
-/// carried the chunk's batch id and stamp hash after it, which the replay does not need).
+/// A chunk removed from the reserve: `REMOVED || arrival || address`.
 const REMOVED: u8 = 3;
 
 /// The reserve and intervals a node starts with, written behind to its store.
