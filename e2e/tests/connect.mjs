@@ -39,6 +39,18 @@ export default {
     await screenshot(page, 'link-probe');
   },
 
+  // The relay sends as fast as WebRTC-direct carries it while the page reads between other work:
+  // messages that arrive faster than they are read must wait, not reset the stream
+  // (vendor/libp2p-webrtc-websys), and the relay's bursts must not overflow the browser's UDP
+  // buffer (vendor/webrtc-sctp).
+  'the link probe carries 32 MiB from the relay over WebRTC-direct': async ({ page, relay }) => {
+    await page.goto(`${relay.url}?transport=webrtc-direct&probe=relay&probe-size=32MiB`);
+    const done = page.getByTestId('probe-done');
+    await page.locator('[data-testid="probe-done"], [data-testid="probe-error"]').first().waitFor({ timeout: 60_000 });
+    if (await page.getByTestId('probe-error').count()) throw new Error(await page.getByTestId('probe-error').textContent());
+    expect(Number(await done.getAttribute('data-bytes')), 'bytes from the relay').toBe(32 << 20);
+  },
+
   'a malformed probe parameter is reported in words': async ({ page, relay }) => {
     await page.goto(`${relay.url}?transport=ws&probe=moon`);
     const error = page.getByTestId('probe-error');

@@ -16,6 +16,20 @@ use libp2p_webrtc_utils::MAX_MSG_LEN;
 use wasm_bindgen::prelude::*;
 use web_sys::{Event, MessageEvent, RtcDataChannel, RtcDataChannelEvent, RtcDataChannelState};
 
+// syncscope patch: upstream let a channel hold only one message (16 KiB) in the browser's send
+// buffer and woke the writer only once it was empty, so every message waited for the one before
+// it to leave: close to stop-and-wait. Writes now go on until 2 MiB are buffered (js-libp2p's
+// default) and resume once the buffer falls to 1 MiB.
+const MAX_BUFFERED_AMOUNT: usize = 2 * 1024 * 1024;
+const BUFFERED_AMOUNT_LOW: usize = 1024 * 1024;
+
+// syncscope patch: received messages wait here until the stream is read. A data channel cannot
+// be paused, so what arrives while the page is busy (a long task, a garbage collection) must be
+// kept; upstream reset the stream as soon as a second message arrived unread (16 KiB), which
+// broke bulk transfers at 10 MB/s. 16 MiB is the receive window yamux may grant a stream inside
+// a circuit carried by this channel (see vendor/yamux).
+const MAX_READ_BUFFER: usize = 16 * 1024 * 1024;
+
 /// [`PollDataChannel`] is a wrapper around [`RtcDataChannel`] which implements [`AsyncRead`] and
 /// [`AsyncWrite`].
 #[derive(Debug, Clone)]
@@ -30,7 +44,7 @@ pub(crate) struct PollDataChannel {
     open_waker: Rc<AtomicWaker>,
 
     /// Waker for when we are waiting to write (again) to the DC because we previously exceeded the
-    /// [`MAX_MSG_LEN`] threshold.
+    /// [`MAX_BUFFERED_AMOUNT`] threshold.
     write_waker: Rc<AtomicWaker>,
 
     /// Waker for when we are waiting for the DC to be closed.
@@ -82,7 +96,7 @@ impl PollDataChannel {
         inner.set_onopen(Some(on_open_closure.as_ref().unchecked_ref()));
 
         let write_waker = Rc::new(AtomicWaker::new());
-        inner.set_buffered_amount_low_threshold(0);
+        inner.set_buffered_amount_low_threshold(BUFFERED_AMOUNT_LOW as u32);
         let on_write_closure = Closure::new({
             let write_waker = write_waker.clone();
 
@@ -120,13 +134,17 @@ impl PollDataChannel {
 
                 let mut read_buffer = read_buffer.lock().unwrap();
 
-                if read_buffer.len() + data.length() as usize > MAX_MSG_LEN {
+                if read_buffer.len() + data.length() as usize > MAX_READ_BUFFER {
                     overloaded.store(true, Ordering::SeqCst);
                     tracing::warn!("Remote is overloading us with messages, resetting stream",);
                     return;
                 }
 
-                read_buffer.extend_from_slice(&data.to_vec());
+                // syncscope patch: copied once, straight into the buffer (upstream made a `Vec`
+                // first).
+                let start = read_buffer.len();
+                read_buffer.resize(start + data.length() as usize, 0);
+                data.copy_to(&mut read_buffer[start..]);
                 new_data_waker.wake();
             }
         });
@@ -222,15 +240,12 @@ impl AsyncWrite for PollDataChannel {
 
         futures::ready!(this.poll_ready(cx))?;
 
-        debug_assert!(this.buffered_amount() <= MAX_MSG_LEN);
-        let remaining_space = MAX_MSG_LEN - this.buffered_amount();
-
-        if remaining_space == 0 {
+        if this.buffered_amount() >= MAX_BUFFERED_AMOUNT {
             this.write_waker.register(cx.waker());
             return Poll::Pending;
         }
 
-        let bytes_to_send = min(buf.len(), remaining_space);
+        let bytes_to_send = min(buf.len(), MAX_MSG_LEN);
 
         if this
             .inner
@@ -243,8 +258,10 @@ impl AsyncWrite for PollDataChannel {
         Poll::Ready(Ok(bytes_to_send))
     }
 
+    /// syncscope patch: flushed once the browser's buffer is down to its low-water mark, not
+    /// empty: the framed writer above flushes after every message.
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        if self.buffered_amount() == 0 {
+        if self.buffered_amount() <= BUFFERED_AMOUNT_LOW {
             return Poll::Ready(Ok(()));
         }
 
