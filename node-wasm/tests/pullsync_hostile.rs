@@ -128,6 +128,19 @@ async fn a_want_with_the_wrong_bit_vector_length_is_refused() {
     let own = random_chunks(1, 20);
     let mut node = victim(own.clone()).await;
     let (hostile, mut control) = hostile(&node).await;
+    // The hostile peer takes the victim's own pulls and holds them: a peer that refused them
+    // would be one the victim cannot sync with, and the victim would stop serving it too, at a
+    // moment that races with the attack below.
+    let empty =
+        encode_frame(&Ack { cursors: vec![0; 32], epoch: 1 }, MAX_MESSAGE_SIZE).expect("ack");
+    answer_cursors_with(&mut control, empty);
+    let mut pulls = control.accept(StreamProtocol::new(PROTOCOL_NAME)).expect("pullsync protocol");
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Some((_, io)) = pulls.next().await {
+            held.push(io);
+        }
+    });
     hostile.dial(node.addr.clone()).await;
     let target = node.peer_id;
     eventually(&hostile, move |s| s.is_connected(&target)).await;
