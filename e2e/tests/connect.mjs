@@ -57,4 +57,25 @@ export default {
     await error.waitFor({ timeout: 15_000 });
     expect(await error.textContent(), 'error').toMatch(/\?probe=moon: expected relay or peer/);
   },
+
+  // The page must not wait for its next ping to find out: a closed WebSocket wakes its readers.
+  // Its own page (not the test's), whose errors are not checked: it dials the stopped relay again.
+  'the page on WebSocket sees at once that the relay has gone': async ({ openPage, startRelay }) => {
+    const relay = await startRelay({ args: ['--seed-peers', '0'] });
+    const { page, close } = await openPage();
+    try {
+      await page.goto(`${relay.url}?transport=ws`);
+      const status = page.getByTestId('status');
+      await status.filter({ hasText: 'connected to the relay' }).waitFor({ timeout: 30_000 });
+      await relay.stop();
+      const stopped = Date.now();
+      await status.filter({ hasNotText: 'connected to the relay' }).waitFor({ timeout: 10_000 });
+      const noticedMs = Date.now() - stopped;
+      console.log(`     the page noticed ${noticedMs} ms after the relay's process ended: ${await status.textContent()}`);
+      expect(noticedMs, 'ms from the relay ending to the page saying so').toBeAtMost(500);
+    } finally {
+      await close();
+      await relay.stop();
+    }
+  },
 };

@@ -278,6 +278,8 @@ impl Connection {
         socket.set_binary_type(web_sys::BinaryType::Arraybuffer);
 
         let open_waker = Rc::new(AtomicWaker::new());
+        let new_data_waker = Rc::new(AtomicWaker::new());
+        let write_waker = Rc::new(AtomicWaker::new());
         let onopen_closure = Closure::<dyn FnMut(_)>::new({
             let open_waker = open_waker.clone();
             move |_| {
@@ -287,11 +289,22 @@ impl Connection {
         socket.set_onopen(Some(onopen_closure.as_ref().unchecked_ref()));
 
         let close_waker = Rc::new(AtomicWaker::new());
+        // syncscope patch: a closed or failed socket wakes every waiting task, not only
+        // `poll_close`, so that a dial that fails and a connection the remote closes end at once.
+        // Upstream woke only the closer: a reader or a dial waiting for `open` slept until
+        // something else woke it (a ping's write, seconds later), or for good.
+        let wake_all: Rc<dyn Fn()> = Rc::new({
+            let wakers = [
+                open_waker.clone(),
+                new_data_waker.clone(),
+                write_waker.clone(),
+                close_waker.clone(),
+            ];
+            move || wakers.iter().for_each(|waker| waker.wake())
+        });
         let onclose_closure = Closure::<dyn FnMut(_)>::new({
-            let close_waker = close_waker.clone();
-            move |_| {
-                close_waker.wake();
-            }
+            let wake_all = wake_all.clone();
+            move |_| wake_all()
         });
         socket.set_onclose(Some(onclose_closure.as_ref().unchecked_ref()));
 
@@ -300,12 +313,12 @@ impl Connection {
             let errored = errored.clone();
             move |_| {
                 errored.store(true, Ordering::SeqCst);
+                wake_all();
             }
         });
         socket.set_onerror(Some(onerror_closure.as_ref().unchecked_ref()));
 
         let read_buffer = Rc::new(Mutex::new(BytesMut::new()));
-        let new_data_waker = Rc::new(AtomicWaker::new());
         let onmessage_closure = Closure::<dyn FnMut(_)>::new({
             let read_buffer = read_buffer.clone();
             let new_data_waker = new_data_waker.clone();
@@ -332,7 +345,6 @@ impl Connection {
         });
         socket.set_onmessage(Some(onmessage_closure.as_ref().unchecked_ref()));
 
-        let write_waker = Rc::new(AtomicWaker::new());
         let write_check = Rc::new(Cell::new(None));
         let on_write_check = Closure::<dyn FnMut()>::new({
             let write_waker = write_waker.clone();
