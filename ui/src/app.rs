@@ -45,7 +45,11 @@ fn ConnectionPanel(conn: Connection, probe: LinkProbe) -> impl IntoView {
     let status_text = move || match conn.status.get() {
         Status::Loading => "loading the relay's address…".to_string(),
         Status::Connecting => "connecting to the relay…".to_string(),
-        Status::Connected => "connected to the relay".to_string(),
+        // The time to connect belongs to the first connection, not to an error after it.
+        Status::Connected => match conn.connected_after_ms.get() {
+            Some(ms) => format!("connected to the relay in {ms:.0} ms since the page opened"),
+            None => "connected to the relay".to_string(),
+        },
         Status::Failed(why) => format!("error: {why}"),
     };
     let status_class = move || match conn.status.get() {
@@ -62,7 +66,6 @@ fn ConnectionPanel(conn: Connection, probe: LinkProbe) -> impl IntoView {
                 data-connected-after-ms=move || conn.connected_after_ms.get().map(|ms| format!("{ms:.0}"))
             >
                 {status_text}
-                {move || conn.connected_after_ms.get().map(|ms| format!(" in {ms:.0} ms since the page opened"))}
             </p>
             <dl>
                 <dt>"This node"</dt>
