@@ -522,8 +522,12 @@ impl Reservation {
         *self = Reservation::None;
     }
 
+    /// syncscope patch: forwards until the queue is empty or the channel is full, so that a full
+    /// channel has this task's waker. Upstream forwarded one message per call: with two
+    /// circuits queued (peers dialling at once), the second waited for whatever woke the
+    /// connection next, a ping seconds later.
     fn forward_messages_to_transport_listener(&mut self, cx: &mut Context<'_>) {
-        if let Reservation::Accepted {
+        while let Reservation::Accepted {
             pending_msgs,
             to_listener,
             ..
@@ -543,7 +547,7 @@ impl Reservation {
                     tracing::debug!("Channel to listener failed: {:?}", e);
                     *self = Reservation::None;
                 }
-                Poll::Pending => {}
+                Poll::Pending => return,
             }
         }
     }
