@@ -87,6 +87,9 @@ struct StreamIo {
     out: VecDeque<Bytes>,
     /// Bytes of `out.front()` already written.
     written: usize,
+    /// Written but not yet flushed: a flush that was pending is tried again on the next drive,
+    /// since some streams (WebRTC's) hold the last frame until flushed.
+    unflushed: bool,
     finish: bool,
     write_closed: bool,
     read_closed: bool,
@@ -98,6 +101,7 @@ impl StreamIo {
             io,
             out: VecDeque::new(),
             written: 0,
+            unflushed: false,
             finish: false,
             write_closed: false,
             read_closed: false,
@@ -180,16 +184,16 @@ impl PullsyncStreams {
 /// Writes queued frames until the stream would block; closes the writing side when asked and
 /// everything is out. Counts in `released` the bytes of frames fully written.
 fn write(cx: &mut Context<'_>, stream: &mut StreamIo, released: &mut usize) -> std::io::Result<()> {
-    let StreamIo { io: Some(io), out, written, finish, write_closed, .. } = stream else {
+    let StreamIo { io: Some(io), out, written, unflushed, finish, write_closed, .. } = stream
+    else {
         return Ok(());
     };
     let mut io = Pin::new(io);
-    let mut wrote = false;
     while let Some(front) = out.front() {
         match io.as_mut().poll_write(cx, &front[*written..]) {
             Poll::Ready(Ok(0)) => return Err(std::io::ErrorKind::WriteZero.into()),
             Poll::Ready(Ok(n)) => {
-                wrote = true;
+                *unflushed = true;
                 *written += n;
                 if *written == front.len() {
                     *released += front.len();
@@ -206,9 +210,10 @@ fn write(cx: &mut Context<'_>, stream: &mut StreamIo, released: &mut usize) -> s
             result?;
             *write_closed = true;
         }
-    } else if wrote {
-        if let Poll::Ready(Err(e)) = io.as_mut().poll_flush(cx) {
-            return Err(e);
+    } else if *unflushed {
+        if let Poll::Ready(result) = io.as_mut().poll_flush(cx) {
+            result?;
+            *unflushed = false;
         }
     }
     Ok(())
