@@ -44,6 +44,9 @@ use webrtc::{
 use crate::tokio::{Connection, connection::IncomingDataChannels, error::Error, sdp, sdp::random_ufrag, stream::Stream};
 
 /// Creates a new outbound WebRTC connection.
+/// The largest DTLS datagram Chromium accepts.
+const MAX_DTLS_DATAGRAM: usize = 2048;
+
 #[allow(clippy::result_large_err)]
 pub(crate) async fn outbound(
     addr: SocketAddr,
@@ -176,6 +179,11 @@ fn setting_engine(
 
     // Allow detaching data channels.
     se.detach_data_channels();
+
+    // syncscope patch: accept datagrams as large as a browser does (Chromium's
+    // `kMaxDtlsPacketLen`), not webrtc-rs' default of 1460 bytes, which cut short the larger
+    // packets the vendored webrtc-sctp sends over loopback.
+    se.set_receive_mtu(MAX_DTLS_DATAGRAM);
 
     // Set the desired network type.
     //

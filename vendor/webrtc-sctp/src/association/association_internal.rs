@@ -116,7 +116,7 @@ impl AssociationInternal {
         }
 
         let mtu = if config.mtu == 0 {
-            INITIAL_MTU
+            default_mtu(config.net_conn.remote_addr())
         } else {
             config.mtu
         };

@@ -61,6 +61,21 @@ pub(crate) const RECEIVE_MTU: usize = 8192;
 // value never adapts; anything larger makes delivery depend on IP
 // fragmentation surviving the path (#806).
 pub(crate) const INITIAL_MTU: u32 = 1191;
+/// syncscope patch: the packet size towards a loopback address, where the path is the loopback
+/// interface (a 64 KiB MTU on Linux) and nothing fragments. What browsers accept bounds it:
+/// Chromium drops DTLS datagrams over 2048 bytes (`kMaxDtlsPacketLen`), and a DTLS record adds
+/// at most 65 (a 13-byte header; AES-CBC with SHA-1's IV, MAC and padding). Fewer, larger
+/// packets matter because a browser's receive path costs per packet.
+pub(crate) const LOOPBACK_MTU: u32 = 1980;
+
+/// The packet size when the configuration leaves it to the association: `LOOPBACK_MTU` towards
+/// a loopback address, `INITIAL_MTU` otherwise.
+pub(crate) fn default_mtu(remote: Option<std::net::SocketAddr>) -> u32 {
+    match remote {
+        Some(addr) if addr.ip().is_loopback() => LOOPBACK_MTU,
+        _ => INITIAL_MTU,
+    }
+}
 /// initial MTU for outgoing packets (to DTLS)
 pub(crate) const INITIAL_RECV_BUF_SIZE: u32 = 1024 * 1024;
 pub(crate) const COMMON_HEADER_SIZE: u32 = 12;
@@ -188,7 +203,8 @@ pub struct Config {
     pub max_message_size: u32,
     /// SCTP packet size budget for outgoing packets, i.e. the wire
     /// size before DTLS/UDP/IP overhead. 0 means the default
-    /// (`INITIAL_MTU`, 1191: safe for 1280 byte paths). There is no
+    /// (`INITIAL_MTU`, 1191: safe for 1280 byte paths; syncscope patch:
+    /// `LOOPBACK_MTU` towards a loopback address). There is no
     /// PMTUD, so the value never adapts; values above the real path
     /// budget make delivery depend on IP fragmentation (#806).
     pub mtu: u32,
