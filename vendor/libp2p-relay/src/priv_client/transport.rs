@@ -271,7 +271,7 @@ fn parse_relayed_multiaddr(addr: Multiaddr) -> Result<RelayedMultiaddr, Transpor
     let mut relayed_multiaddr = RelayedMultiaddr::default();
 
     let mut before_circuit = true;
-    for protocol in addr.into_iter() {
+    for protocol in addr.iter() {
         match protocol {
             Protocol::P2pCircuit => {
                 if before_circuit {
@@ -300,10 +300,10 @@ fn parse_relayed_multiaddr(addr: Multiaddr) -> Result<RelayedMultiaddr, Transpor
                         .get_or_insert_with(Multiaddr::empty)
                         .push(p);
                 } else {
-                    relayed_multiaddr
-                        .dst_addr
-                        .get_or_insert_with(Multiaddr::empty)
-                        .push(p);
+                    // syncscope patch: an address that goes on after the circuit
+                    // (`/p2p-circuit/webrtc`, browser-to-browser WebRTC) is another transport's,
+                    // which signals through the circuit; taken here, it became a plain circuit.
+                    return Err(TransportError::MultiaddrNotSupported(addr));
                 }
             }
         }
