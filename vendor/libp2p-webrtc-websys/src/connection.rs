@@ -14,7 +14,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{
     RtcConfiguration, RtcDataChannel, RtcDataChannelEvent, RtcDataChannelInit, RtcDataChannelType,
-    RtcSessionDescriptionInit,
+    RtcPeerConnectionState, RtcSessionDescriptionInit,
 };
 
 use super::{Error, Stream};
@@ -40,9 +40,22 @@ pub struct Connection {
     no_drop_listeners_waker: Option<Waker>,
 
     _ondatachannel_closure: SendWrapper<Closure<dyn FnMut(RtcDataChannelEvent)>>,
+    /// syncscope patch: the peer connection failed or closed; the connection then ends.
+    /// Upstream never noticed, and a connection whose peer was gone stayed open until idle.
+    ended: SendWrapper<mpsc::Receiver<()>>,
+    onstatechange_closure: SendWrapper<Closure<dyn FnMut(web_sys::Event)>>,
 }
 
 impl Connection {
+    /// syncscope patch: a connection over a peer connection made elsewhere, such as one a
+    /// browser-to-browser `/webrtc` transport negotiates through a relayed signalling stream.
+    /// Make it as soon as the peer connection exists, before the negotiation: the remote may open
+    /// its first streams the moment it connects, and a data channel the browser announces while
+    /// no `ondatachannel` handler is set is lost.
+    pub fn from_peer_connection(peer_connection: web_sys::RtcPeerConnection) -> Self {
+        Self::new(RtcPeerConnection { inner: peer_connection })
+    }
+
     /// Create a new inner WebRTC Connection
     pub(crate) fn new(peer_connection: RtcPeerConnection) -> Self {
         // An ondatachannel Future enables us to poll for incoming data channel events in
@@ -50,6 +63,12 @@ impl Connection {
         let (mut tx_ondatachannel, rx_ondatachannel) = mpsc::channel(4); // we may get more than one data channel opened on a single peer connection
 
         let ondatachannel_closure = Closure::new(move |ev: RtcDataChannelEvent| {
+            // syncscope patch: the browser-to-browser initiator opens a channel labelled `init`
+            // only so that its offer has a data section; it closes it once connected (spec
+            // `webrtc/webrtc.md`, as js-libp2p does). It is no libp2p stream.
+            if ev.channel().label() == "init" {
+                return;
+            }
             tracing::trace!("New data channel");
 
             if let Err(e) = tx_ondatachannel.try_send(ev.channel()) {
@@ -67,6 +86,25 @@ impl Connection {
             .inner
             .set_ondatachannel(Some(ondatachannel_closure.as_ref().unchecked_ref()));
 
+        let (ended_tx, ended) = mpsc::channel(1);
+        let onstatechange_closure = Closure::new({
+            let (pc, mut ended_tx) = (peer_connection.inner.clone(), ended_tx);
+            move |_: web_sys::Event| {
+                if matches!(
+                    pc.connection_state(),
+                    RtcPeerConnectionState::Failed | RtcPeerConnectionState::Closed
+                ) {
+                    let _ = ended_tx.try_send(());
+                }
+            }
+        });
+        // An event listener, not the `onconnectionstatechange` property: whoever negotiated the
+        // peer connection may still be using that.
+        let _ = peer_connection.inner.add_event_listener_with_callback(
+            "connectionstatechange",
+            onstatechange_closure.as_ref().unchecked_ref(),
+        );
+
         Self {
             inner: SendWrapper::new(peer_connection),
             closed: false,
@@ -74,6 +112,8 @@ impl Connection {
             no_drop_listeners_waker: None,
             inbound_data_channels: SendWrapper::new(rx_ondatachannel),
             _ondatachannel_closure: SendWrapper::new(ondatachannel_closure),
+            ended: SendWrapper::new(ended),
+            onstatechange_closure: SendWrapper::new(onstatechange_closure),
         }
     }
 
@@ -97,6 +137,10 @@ impl Connection {
             // syncscope patch (rust-libp2p issue #6551): detach the handler whose closure this
             // connection owns before it is dropped.
             self.inner.inner.set_ondatachannel(None);
+            let _ = self.inner.inner.remove_event_listener_with_callback(
+                "connectionstatechange",
+                self.onstatechange_closure.as_ref().unchecked_ref(),
+            );
             self.inner.inner.close();
             self.closed = true;
         }
@@ -161,6 +205,12 @@ impl StreamMuxer for Connection {
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Result<StreamMuxerEvent, Self::Error>> {
+        // syncscope patch: see `Connection::ended`.
+        if let Poll::Ready(Some(())) = self.ended.poll_next_unpin(cx) {
+            return Poll::Ready(Err(Error::Connection(
+                "the peer connection failed or closed".into(),
+            )));
+        }
         loop {
             match ready!(self.drop_listeners.poll_next_unpin(cx)) {
                 Some(Ok(())) => {}
