@@ -7,6 +7,7 @@ import { parseArgs } from 'node:util';
 
 import { launchCdpBrowser } from '../lib/cdp.mjs';
 import { startRelay } from '../lib/relay.mjs';
+import { b2bFetch, dataChannelCeiling } from './b2b.mjs';
 import { printProfile, profileFetchAndCeiling } from './profile.mjs';
 
 /// Every case, in the order printed. `step` is the measurement it comes from; `read` takes the
@@ -36,7 +37,20 @@ const CASES = [
   { name: 'idb_put_4k_per_tx', unit: 'chunks/s', step: ['idb_put_4k_per_tx'], read: (r) => perSecond(r.idb_put_4k_per_tx) },
   { name: 'idb_put_256k_batched', unit: 'MB/s', step: ['idb_put_256k_batched'], read: (r) => mbps(r.idb_put_256k_batched) },
   { name: 'resume_refetched_blocks', unit: 'blocks', step: ['resume'], read: (r) => r.resume?.refetched },
+  { name: 'fetch_ratio_webrtc_direct_to_ws', unit: 'ratio', step: ['fetch_webrtc-direct', 'fetch_ws'], read: (r) => ratio(mbps(r['fetch_webrtc-direct']), mbps(r.fetch_ws)) },
+  // Browser to browser: 16 MiB, whatever --seed-content says.
+  { name: 'ceiling_b2b_datachannel', unit: 'MB/s', step: ['b2b_datachannel'], read: (r) => mbps(r.b2b_datachannel) },
+  { name: 'b2b_circuit', unit: 'MB/s', step: ['b2b_circuit'], read: (r) => mbps(r.b2b_circuit) },
+  { name: 'b2b_webrtc', unit: 'MB/s', step: ['b2b_webrtc'], read: (r) => mbps(r.b2b_webrtc) },
+  { name: 'b2b_webrtc_ratio_to_datachannel', unit: 'ratio', step: ['b2b_webrtc', 'b2b_datachannel'], read: (r) => ratio(mbps(r.b2b_webrtc), mbps(r.b2b_datachannel)) },
+  { name: 'b2b_relay_bytes_pct', unit: '%', step: ['b2b_webrtc'], read: (r) => r.b2b_webrtc && (100 * r.b2b_webrtc.relayed) / r.b2b_webrtc.bytes },
+  { name: 'relay_cpu_s_per_gb_b2b_circuit', unit: 's/GB', step: ['b2b_circuit'], read: (r) => r.b2b_circuit && r.b2b_circuit.relayCpuS / (r.b2b_circuit.bytes / 1e9) },
+  { name: 'relay_cpu_s_per_gb_b2b_webrtc', unit: 's/GB', step: ['b2b_webrtc'], read: (r) => r.b2b_webrtc && r.b2b_webrtc.relayCpuS / (r.b2b_webrtc.bytes / 1e9) },
 ];
+
+const B2B_BYTES = 16 << 20;
+/// The largest message libp2p's WebRTC framing sends (spec webrtc.md: 16 KiB).
+const B2B_MESSAGE = 16 << 10;
 
 /// What the issue asks of each case on loopback: [case, test, in words].
 const TARGETS = [
@@ -50,6 +64,9 @@ const TARGETS = [
   ['fetch_ratio_ws_to_memory', (v) => v >= 0.85, '>= 0.85 (IndexedDB costs at most 15 %)'],
   ['idb_put_4k_batched', (v) => v >= 10_000, '>= 10,000'],
   ['resume_refetched_blocks', (v) => v === 0, '= 0'],
+  ['fetch_ratio_webrtc_direct_to_ws', (v) => v >= 0.9, '>= 0.9'],
+  ['b2b_webrtc_ratio_to_datachannel', (v) => v >= 0.7, '>= 0.7'],
+  ['b2b_relay_bytes_pct', (v) => v < 1, '< 1'],
 ];
 
 const USAGE = `usage: cargo xtask bench browser [--runs N] [--cases a,b,...] [--seed-peers N]
@@ -228,7 +245,8 @@ async function resume(browser, relay, atBytes) {
 function steps(cases) {
   const wanted = new Set(cases.flatMap((c) => c.step));
   return ['probe_relay_ws', 'probe_peer_ws', 'fetch_ws', 'fetch_ws_memory', 'fetch_ws_revisit', 'probe_peer_webrtc-direct',
-    'fetch_webrtc-direct', 'fetch_ws_1seed', 'idb_put_4k_batched', 'idb_put_4k_per_tx', 'idb_put_256k_batched', 'resume']
+    'fetch_webrtc-direct', 'fetch_ws_1seed', 'idb_put_4k_batched', 'idb_put_4k_per_tx', 'idb_put_256k_batched', 'resume',
+    'b2b_datachannel', 'b2b_circuit', 'b2b_webrtc']
     .filter((s) => wanted.has(s));
 }
 
@@ -247,6 +265,9 @@ function runStep(step, ctx) {
     case 'idb_put_4k_per_tx': return storePuts(browser, relay, 4096, 20_000, false);
     case 'idb_put_256k_batched': return storePuts(browser, relay, 256 << 10, 256, true);
     case 'resume': return resume(browser, resumeSeed, 16 << 20);
+    case 'b2b_datachannel': return dataChannelCeiling(browser, relay, B2B_BYTES, B2B_MESSAGE);
+    case 'b2b_circuit': return b2bFetch(browser, relay, B2B_BYTES, false);
+    case 'b2b_webrtc': return b2bFetch(browser, relay, B2B_BYTES, true);
     default: throw new Error(`no step ${step}`);
   }
 }
@@ -372,7 +393,10 @@ ratios pair a fetch with the ceiling of the same run. fetch_ws keeps its blocks 
 fetch_ws_memory is the same with ?store=memory. idb_put_*: blocks put through the node's IndexedDB store into a fresh
 database (20,000 x 4 KiB, 256 x 256 KiB), all issued at once and grouped by the store, or one transaction each.
 resume_refetched_blocks: a 32 MiB fetch from one seed (a third relay) reloaded after 16 MiB; the blocks the store held at
-the reload that the resumed fetch did not take from it. MB/s = 10^6 B/s.
+the reload that the resumed fetch did not take from it. b2b_*: two fresh pages in one browser; one shares 16 MiB, the other
+fetches it through the relay's circuit (?direct=off) or over direct WebRTC once connected so; the relay's circuit bytes and CPU
+time (/proc) are read just before and after the fetch. ceiling_b2b_datachannel: a plain RTCDataChannel between two such pages,
+16 MiB in 16 KiB messages (the spec framing's largest). MB/s = 10^6 B/s.
 Median, min and max over the runs where the case completed (n); failed counts the rest.`);
 for (const e of errors) console.log(`failed: ${e}`);
 process.exit(rows.every((r) => r.failed === 0) ? 0 : 1);

@@ -33,6 +33,8 @@ export async function startRelay({ bin, dist, args = ['--seed-peers', '2', '--se
     url,
     log,
     dataDir,
+    /** The relay process's id, for reading its CPU time. */
+    pid: child.pid,
     /** The libp2p addresses the relay printed, each ending in its peer id. */
     addrs: printed.filter((l) => l.startsWith('libp2p: ')).map((l) => l.slice('libp2p: '.length)),
     /** The share link the relay printed for its seed peers' demo content. */

@@ -1,27 +1,17 @@
 // Content moves for real: the relay's seed peers serve the demo file to a page opened from the
 // share link, and a file shared by one tab is fetched by another, browser to browser through the
 // relay. Charts fill with the rates as it happens.
-import { writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-
 import { expect, screenshot } from '../lib/assert.mjs';
+import { shareFile } from '../lib/share.mjs';
 
 const DONE_TIMEOUT = 60_000;
 
 /// One tab shares a file over `transport`; another opens its share link on the same transport and
-/// fetches it through the relay.
+/// fetches it through the relay's circuit (direct WebRTC off: `tests/webrtc.mjs` covers that).
 async function sharedAndFetched({ page, relay, openPage }, transport) {
   const room = `share-${Date.now()}`;
-  await page.goto(`${relay.url}?room=${room}&transport=${transport}`);
-  const file = join(tmpdir(), `syncscope-e2e-${Date.now()}.bin`);
-  writeFileSync(file, Buffer.alloc(700_000, 7).map((_, i) => (i * 31) & 0xff));
-  await page.getByTestId('file-input').setInputFiles(file);
-  const shared = page.getByTestId('shared').locator('li').first();
-  await shared.waitFor({ timeout: 20_000 });
-  const cid = (await shared.locator('code').textContent()).trim();
-  const link = await shared.locator('a').getAttribute('href');
-  expect(link, 'link to fetch it').toMatch(new RegExp(`fetch=${cid}`));
+  await page.goto(`${relay.url}?room=${room}&transport=${transport}&direct=off`);
+  const { cid, link } = await shareFile(page, 700_000);
 
   const other = await openPage();
   try {
@@ -29,6 +19,8 @@ async function sharedAndFetched({ page, relay, openPage }, transport) {
     const done = other.page.getByTestId('fetch-done');
     await done.waitFor({ timeout: DONE_TIMEOUT });
     expect(await done.textContent(), 'outcome').toMatch(new RegExp(`fetched and verified ${cid}: 0.67 MiB`));
+    const via = await other.page.getByTestId('member-link').getAttribute('data-via');
+    expect(via, 'how the fetching page reaches the sharing one').toBe('relayed (circuit)');
     await screenshot(other.page, `fetch-browser-to-browser-${transport}`);
     if (other.errors.length) throw new Error(`errors in the fetching tab:\n  ${other.errors.join('\n  ')}`);
   } finally {
@@ -80,8 +72,8 @@ export default {
   'a 16 MiB fetch from three seeds reports the share each seed sent': (ctx) => fetchedFromThreeSeeds(ctx, 'ws'),
   'a 16 MiB fetch from three seeds over WebRTC-direct is verified': (ctx) => fetchedFromThreeSeeds(ctx, 'webrtc-direct'),
 
-  'a file shared by one tab is fetched by another through the relay': (ctx) => sharedAndFetched(ctx, 'ws'),
+  'a file shared by one tab is fetched by another through the relay circuit': (ctx) => sharedAndFetched(ctx, 'ws'),
   // Both pages send over their data channels too (the sharing one the file, the fetching one its
   // wants), through the patched writer of vendor/libp2p-webrtc-websys.
-  'a file shared by one tab is fetched by another, both on WebRTC-direct': (ctx) => sharedAndFetched(ctx, 'webrtc-direct'),
+  'a file shared by one tab is fetched by another through the circuit, both on WebRTC-direct': (ctx) => sharedAndFetched(ctx, 'webrtc-direct'),
 };

@@ -9,7 +9,8 @@
 //!     "ws": ["/ip4/127.0.0.1/tcp/9001/ws/p2p/12D3KooW..."],
 //!     "tcp": ["/ip4/127.0.0.1/tcp/9003/p2p/12D3KooW..."]
 //!   },
-//!   "room": "lobby"
+//!   "room": "lobby",
+//!   "ice_servers": ["stun:stun.example.org:3478"]
 //! }
 //! ```
 
@@ -20,7 +21,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 /// What a page needs to join: who the relay is, how to dial it, and the room to join.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PageConfig {
     /// The relay's peer id, base58 (`12D3KooW...`); empty while the relay does not know it yet.
     pub peer_id: String,
@@ -29,6 +30,10 @@ pub struct PageConfig {
     pub addrs: BTreeMap<RelayTransport, Vec<String>>,
     /// The room a page joins unless its URL names another (`?room=`).
     pub room: String,
+    /// STUN or TURN servers for direct WebRTC between browsers; none on one machine. Absent
+    /// from older relays' configs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ice_servers: Vec<String>,
 }
 
 /// A transport the relay listens on, named as in `/config.json` and the page's `?transport=`.
@@ -97,10 +102,21 @@ mod tests {
 
     #[test]
     fn a_relay_without_listeners_yet_is_still_valid() {
-        let config =
-            PageConfig { peer_id: String::new(), addrs: BTreeMap::new(), room: "r".into() };
+        let config = PageConfig { room: "r".into(), ..PageConfig::default() };
         let wire = serde_json::to_string(&config).unwrap();
         assert_eq!(wire, r#"{"peer_id":"","addrs":{},"room":"r"}"#);
+        assert_eq!(serde_json::from_str::<PageConfig>(&wire).unwrap(), config);
+    }
+
+    #[test]
+    fn ice_servers_travel_when_the_relay_names_some() {
+        let config = PageConfig {
+            room: "r".into(),
+            ice_servers: vec!["stun:stun.example.org:3478".into()],
+            ..PageConfig::default()
+        };
+        let wire = serde_json::to_string(&config).unwrap();
+        assert!(wire.ends_with(r#""ice_servers":["stun:stun.example.org:3478"]}"#), "{wire}");
         assert_eq!(serde_json::from_str::<PageConfig>(&wire).unwrap(), config);
     }
 

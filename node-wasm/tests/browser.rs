@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use libp2p::identity::Keypair;
-use syncscope_node::node::{build_swarm, ProtocolSettings};
+use syncscope_node::node::{build_swarm, NodeConfig};
 use syncscope_node::store::{
     claim_browser_node, BlockStore, Corruption, IndexedDbBlockStore, IndexedDbError,
     IndexedDbErrorKind, IndexedDbOp, MemoryBlockStore, NodeBlockStore, PullsyncState, StoreError,
@@ -155,11 +155,10 @@ async fn memory_block_store_conforms_in_the_browser() {
 
 #[wasm_bindgen_test]
 async fn browser_swarm_builds() {
-    let key = Keypair::generate_ed25519();
-    let peer_id = key.public().to_peer_id();
-    let blocks: Arc<NodeBlockStore> = Default::default();
-    let pullsync = PullsyncState::load(blocks.clone(), Address::ZERO, 1).await.unwrap();
-    let swarm = build_swarm(key, ProtocolSettings::default(), blocks, pullsync).await.unwrap();
+    let config = NodeConfig::without_relay();
+    let peer_id = config.keypair.public().to_peer_id();
+    let pullsync = PullsyncState::load(config.blocks.clone(), Address::ZERO, 1).await.unwrap();
+    let swarm = build_swarm(&config, pullsync).await.unwrap();
     assert_eq!(*swarm.local_peer_id(), peer_id);
 }
 
@@ -224,7 +223,7 @@ async fn stored_dag(store: &NodeBlockStore, root: cid::Cid) -> usize {
 #[wasm_bindgen_test]
 async fn an_added_files_manifest_is_kept_only_once_its_blocks_are_stored() {
     use futures::StreamExt;
-    use syncscope_node::node::{self, NodeConfig, NodeEvent, RelayAddress, StoredChange};
+    use syncscope_node::node::{self, NodeEvent, RelayAddress, StoredChange};
 
     let store = IndexedDbBlockStore::open(&fresh_db("manifest-order")).await.unwrap();
     // A relay nothing answers at: adding is the node's own work.

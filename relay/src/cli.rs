@@ -42,6 +42,11 @@ pub struct Cli {
     /// The room pages join unless their link names another.
     #[arg(long, default_value = "default")]
     pub room: String,
+    /// A STUN or TURN server URL that pages use for direct WebRTC with each other (repeat for
+    /// more), e.g. `stun:stun.l.google.com:19302`. None by default: enough for browsers on one
+    /// machine or one network; browsers behind different NATs need one.
+    #[arg(long = "ice-server", value_name = "URL")]
+    pub ice_servers: Vec<String>,
 }
 
 #[derive(Debug, Clone, Args)]

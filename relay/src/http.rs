@@ -24,6 +24,7 @@ use crate::network::Snapshot;
 struct AppState {
     snapshot: watch::Receiver<Snapshot>,
     room: Arc<str>,
+    ice_servers: Arc<[String]>,
     registry: Arc<Registry>,
     metrics: Arc<RelayMetrics>,
 }
@@ -50,11 +51,13 @@ pub async fn bind(addr: SocketAddr) -> Result<TcpListener> {
 pub fn router(
     dist: &Path,
     room: &str,
+    ice_servers: &[String],
     snapshot: watch::Receiver<Snapshot>,
     registry: Arc<Registry>,
     metrics: Arc<RelayMetrics>,
 ) -> Router {
-    let state = AppState { snapshot, room: room.into(), registry, metrics };
+    let (room, ice_servers) = (room.into(), ice_servers.into());
+    let state = AppState { snapshot, room, ice_servers, registry, metrics };
     Router::new()
         .route("/config.json", get(config_json))
         .route("/metrics", get(prometheus))
@@ -101,6 +104,7 @@ async fn config_json(State(state): State<AppState>) -> Json<PageConfig> {
         peer_id: snap.peer_id.map(|p| p.to_string()).unwrap_or_default(),
         addrs,
         room: state.room.to_string(),
+        ice_servers: state.ice_servers.to_vec(),
     })
 }
 

@@ -109,7 +109,14 @@ async fn run_relay(cli: cli::Cli) -> Result<()> {
         );
     }
     println!("syncscope relay ready: http://{http_addr}/");
-    let app = http::router(&cli.dist, &cli.room, snapshot, Arc::new(registry), relay_metrics);
+    let app = http::router(
+        &cli.dist,
+        &cli.room,
+        &cli.ice_servers,
+        snapshot,
+        Arc::new(registry),
+        relay_metrics,
+    );
     let server = axum::serve(http_listener, app).with_graceful_shutdown(shutdown);
     tokio::select! {
         result = server => result?,

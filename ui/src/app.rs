@@ -131,7 +131,7 @@ fn RoomPanel(conn: Connection) -> impl IntoView {
                 // Keyed on the kind too: it arrives by identify after the member, and a row
                 // keyed on the peer alone would keep showing the kind it was first drawn with.
                 <For each=move || conn.members.get() key=|m| (m.peer, m.kind) let:member>
-                    <MemberRow member=member />
+                    <MemberRow member=member conn=conn />
                 </For>
             </ul>
             <Show when=move || !conn.outsiders.get().is_empty()>
@@ -151,12 +151,18 @@ fn RoomPanel(conn: Connection) -> impl IntoView {
 }
 
 #[component]
-fn MemberRow(member: RoomMember) -> impl IntoView {
+fn MemberRow(member: RoomMember, conn: Connection) -> impl IntoView {
     let kind = member.kind.label();
+    let peer = member.peer;
+    let link = move || conn.links.with(|all| all.get(&peer).cloned());
     view! {
-        <li data-testid="member" data-peer=member.peer.to_string() data-kind=kind>
+        <li data-testid="member" data-peer=peer.to_string() data-kind=kind>
             <span class=format!("badge {kind}")>{kind}</span>
-            <code>{member.peer.to_string()}</code>
+            <code>{peer.to_string()}</code>
+            {move || link().map(|link| view! {
+                <span class="muted" data-testid="member-link" data-via=link.via>{format!(" {}", link.via)}</span>
+                {link.not_direct.map(|why| view! { <span class="muted" data-testid="member-not-direct">{format!(": {why}")}</span> })}
+            })}
         </li>
     }
 }

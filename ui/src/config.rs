@@ -1,5 +1,6 @@
 //! `/config.json`, served by the relay: who the relay is and how to reach it.
 
+use syncscope_node::net::webrtc::DirectWebRtcConfig;
 use syncscope_node::node::RelayAddress;
 use syncscope_node::{PageConfig, RelayTransport};
 use wasm_bindgen::JsCast;
@@ -22,6 +23,25 @@ pub fn transports_from_url() -> Result<Vec<RelayTransport>, String> {
         Some(t) => Ok(vec![t.parse().map_err(|e| format!("?transport={t}: {e}"))?]),
         None => Ok(TRANSPORT_PREFERENCE.to_vec()),
     }
+}
+
+/// Direct WebRTC with other browsers in the room: on unless the URL says `?direct=off`, with the
+/// relay's ICE servers. `?ice=relay` gathers relay (TURN) candidates only, so that with no TURN
+/// server ICE fails and the page shows its fall-back to the circuit.
+pub fn direct_webrtc_from_url(config: &PageConfig) -> Result<DirectWebRtcConfig, String> {
+    let mut direct = DirectWebRtcConfig::default();
+    direct.ice_servers = config.ice_servers.clone();
+    direct.enabled = match url_param("direct").as_deref() {
+        None | Some("on") => true,
+        Some("off") => false,
+        Some(other) => return Err(format!("?direct={other}: expected on or off")),
+    };
+    direct.relay_candidates_only = match url_param("ice").as_deref() {
+        None | Some("all") => false,
+        Some("relay") => true,
+        Some(other) => return Err(format!("?ice={other}: expected all or relay")),
+    };
+    Ok(direct)
 }
 
 /// A link that opens this page in `room` (fetching `content`, a CID and its file name, if given),

@@ -1,5 +1,6 @@
 //! The page's node and what it reports about its link to the relay and its room, as signals.
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 use web_time::Instant;
@@ -49,6 +50,8 @@ pub struct Connection {
     /// Connected peers outside the room that said what they run, such as kubo or Helia nodes
     /// dialled with `?peer=`.
     pub outsiders: RwSignal<Vec<Outsider>>,
+    /// How this page reaches each connected peer other than the relay.
+    pub links: RwSignal<HashMap<PeerId, PeerLink>>,
     /// Milliseconds from navigation start until the relay connection was up.
     pub connected_after_ms: RwSignal<Option<f64>>,
     /// The latest problem worth telling the user about, in words.
@@ -72,11 +75,20 @@ impl Connection {
             room: RwSignal::new(None),
             members: RwSignal::new(Vec::new()),
             outsiders: RwSignal::new(Vec::new()),
+            links: RwSignal::new(HashMap::new()),
             connected_after_ms: RwSignal::new(None),
             notice: RwSignal::new(None),
             started: Instant::now(),
         }
     }
+}
+
+/// How the page reaches a peer: "direct (WebRTC)", "relayed (circuit)" or the relay's own
+/// transport, and, when a direct connection was tried and failed, why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PeerLink {
+    pub via: &'static str,
+    pub not_direct: Option<String>,
 }
 
 /// A connected peer that is not in the room.
@@ -112,11 +124,13 @@ async fn run(conn: Connection, observers: Observers) -> Result<(), String> {
     let config = config::fetch().await?;
     timing::mark("config");
     let relay = config::relay_address(&config, &config::transports_from_url()?)?;
+    let direct = config::direct_webrtc_from_url(&config)?;
     let room = config::url_param("room").unwrap_or(config.room);
     conn.relay_peer_id.set(Some(relay.peer_id.to_string()));
     conn.status.set(Status::Connecting);
     let relay_peer = relay.peer_id;
-    let (node_config, storage) = storage::open(NodeConfig::new(relay)).await;
+    let (node_config, storage) =
+        storage::open(NodeConfig::new(relay).with_direct_webrtc(direct)).await;
     conn.storage.set(Some(storage.description));
     if let Some(problem) = storage.problem {
         tracing::warn!("{problem}");
@@ -144,8 +158,12 @@ async fn run(conn: Connection, observers: Observers) -> Result<(), String> {
             NodeEvent::Fetch(update) => observers.transfers.on_fetch(update),
             NodeEvent::ContentAdded(added) => observers.transfers.on_added(added),
             NodeEvent::Stored(change) => observers.stored.on_change(change),
-            NodeEvent::Connected { peer, transport: TransportKind::Circuit, .. } => {
-                observers.probe.peer_connected(peer);
+            NodeEvent::Connected { peer, transport, .. } if peer != relay_peer => {
+                if matches!(transport, TransportKind::Circuit | TransportKind::WebRtc) {
+                    observers.probe.peer_connected(peer);
+                }
+                let link = PeerLink { via: transport.label(), not_direct: None };
+                conn.links.update(|all| drop(all.insert(peer, link)));
             }
             NodeEvent::Bitswap { peer, version } => {
                 observers.transfers.bitswap_peer(peer, version.is_some())
@@ -196,8 +214,14 @@ fn on_event(conn: Connection, relay: PeerId, event: NodeEvent) {
             }
         }
         NodeEvent::Disconnected { peer, .. } => {
-            conn.outsiders.update(|all| all.retain(|o| o.peer != peer))
+            conn.outsiders.update(|all| all.retain(|o| o.peer != peer));
+            conn.links.update(|all| drop(all.remove(&peer)));
         }
+        NodeEvent::DirectWebRtcFailed { peer, error } => conn.links.update(|all| {
+            if let Some(link) = all.get_mut(&peer) {
+                link.not_direct = Some(format!("direct WebRTC failed: {error}"));
+            }
+        }),
         NodeEvent::Reserved { .. } => conn.reachable.set(true),
         NodeEvent::ReservationFailed { error } => {
             conn.notice.set(Some(format!("other peers cannot reach this page: {error}")));

@@ -29,6 +29,7 @@ const WASM_CFG_ALLOWED: &[&str] = &[
     // Which kind of peer this build announces itself as.
     "node-wasm/src/agent.rs",
     "node-wasm/src/cond_send.rs",
+    "node-wasm/src/net/webrtc/mod.rs",
     "node-wasm/src/node/transport.rs",
     "node-wasm/src/rt/mod.rs",
     "node-wasm/src/store/mod.rs",

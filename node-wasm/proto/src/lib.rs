@@ -10,6 +10,7 @@ pub mod framing;
 pub mod pullsync;
 pub mod rooms;
 pub mod swarm;
+pub mod webrtc_signaling;
 
 pub use crate::core::Core;
 #[cfg(any(test, feature = "test-utils"))]

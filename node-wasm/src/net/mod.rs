@@ -8,6 +8,7 @@ pub mod framed;
 pub mod link_probe;
 pub mod pullsync;
 mod rooms;
+pub mod webrtc;
 
 pub use libp2p::{Multiaddr, PeerId};
 pub use rooms::{

@@ -57,17 +57,20 @@ pub struct NodeBehaviour {
     pub rooms: RoomsBehaviour,
     pub bitswap: NodeBitswap,
     pub pullsync: NodePullsync,
-    /// The link probe ([`crate::net::link_probe`]), served and asked through its `Control`.
-    pub link_probe: libp2p_stream::Behaviour,
+    /// Plain stream protocols, each served and asked through a `Control`: the link probe
+    /// ([`crate::net::link_probe`]) and the signalling of direct WebRTC ([`crate::net::webrtc`]).
+    pub streams: libp2p_stream::Behaviour,
 }
 
 impl NodeBehaviour {
     /// `rooms` comes from [`crate::net::rooms_behaviour`] with the same `key`: it is built first,
-    /// as the one part that can fail, so that the swarm builder's step cannot.
+    /// as the one part that can fail, so that the swarm builder's step cannot. `streams` is built
+    /// first too, as the WebRTC transport signals through it.
     pub fn new(
         key: &Keypair,
         relay_client: relay::client::Behaviour,
         rooms: RoomsBehaviour,
+        streams: libp2p_stream::Behaviour,
         settings: ProtocolSettings,
         blocks: Arc<NodeBlockStore>,
         pullsync_state: PullsyncState,
@@ -93,7 +96,7 @@ impl NodeBehaviour {
                 pullsync_state.reserve,
                 pullsync_state.intervals,
             ),
-            link_probe: libp2p_stream::Behaviour::new(),
+            streams,
         }
     }
 }

@@ -6,6 +6,7 @@ use libp2p::identity::Keypair;
 use libp2p::{Multiaddr, PeerId};
 
 use super::behaviour::ProtocolSettings;
+use crate::net::webrtc::DirectWebRtcConfig;
 use crate::store::NodeBlockStore;
 
 /// The relay a node joins the network through.
@@ -30,6 +31,8 @@ pub struct NodeConfig {
     /// Dial the members of the rooms this node is in (the peer with the smaller id dials).
     pub dial_members: bool,
     pub protocols: ProtocolSettings,
+    /// Direct WebRTC with the room members that offer it (browsers only).
+    pub direct_webrtc: DirectWebRtcConfig,
     /// Where Bitswap keeps blocks; what it holds at start is served at once, and a fetch takes
     /// from it before it asks the network.
     pub blocks: Arc<NodeBlockStore>,
@@ -52,6 +55,7 @@ impl NodeConfig {
             reserve: true,
             dial_members: true,
             protocols: ProtocolSettings::default(),
+            direct_webrtc: DirectWebRtcConfig::default(),
             blocks: Arc::default(),
         }
     }
@@ -81,6 +85,11 @@ impl NodeConfig {
     #[allow(clippy::arc_with_non_send_sync)]
     pub fn with_block_store(mut self, blocks: NodeBlockStore) -> Self {
         self.blocks = Arc::new(blocks);
+        self
+    }
+
+    pub fn with_direct_webrtc(mut self, direct: DirectWebRtcConfig) -> Self {
+        self.direct_webrtc = direct;
         self
     }
 

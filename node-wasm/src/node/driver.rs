@@ -8,18 +8,21 @@ use std::time::Duration;
 use cid::Cid;
 use futures::{channel::mpsc, FutureExt, StreamExt};
 use libp2p::{
+    core::transport::ListenerId,
     gossipsub, identify,
     multiaddr::Protocol,
     ping,
-    swarm::{dial_opts::DialOpts, SwarmEvent},
+    swarm::{dial_opts::DialOpts, DialError, SwarmEvent},
     Multiaddr, PeerId, Swarm,
 };
 use web_time::Instant;
 
 use super::behaviour::{NodeBehaviour, NodeBehaviourEvent};
 use super::config::{NodeConfig, RelayAddress};
+use super::direct_upgrade::DirectUpgrades;
 use super::events::{
-    ContentAdded, Misbehaviour, NodeError, NodeEvent, NodeStats, ReservationError, TransportKind,
+    ContentAdded, DirectWebRtcFailure, Misbehaviour, NodeError, NodeEvent, NodeStats,
+    ReservationError, TransportKind,
 };
 use super::fetches::{FetchUpdate, Fetches};
 use super::membership::{Membership, RoomUpdate};
@@ -27,7 +30,7 @@ use super::redial::Redial;
 use super::stored_content::{DriverRequest, StoredContent};
 use crate::agent::PeerKind;
 use crate::content::{Car, ImportedFile, SplitFile};
-use crate::net::{bitswap, pullsync};
+use crate::net::{bitswap, pullsync, webrtc};
 use crate::rt;
 use crate::store::{ChunkStore, Manifest};
 
@@ -61,6 +64,9 @@ pub(super) struct Driver {
     redial: Redial,
     reserve: bool,
     dial_members: bool,
+    upgrades: DirectUpgrades,
+    /// Listening for direct WebRTC through the relay; kept across relay reconnections.
+    webrtc_listener: Option<ListenerId>,
     membership: Membership,
     fetches: Fetches,
     /// Pause pull-sync's pulling while a fetch or a link probe runs
@@ -92,6 +98,8 @@ impl Driver {
             redial: Redial::new(),
             reserve: config.reserve,
             dial_members: config.dial_members,
+            upgrades: DirectUpgrades::new(config.direct_webrtc.enabled && webrtc::SUPPORTED),
+            webrtc_listener: None,
             fetches: Fetches::default(),
             pullsync_yields: config.protocols.pullsync_yields,
             probes: 0,
@@ -258,7 +266,11 @@ impl Driver {
 
     fn on_swarm(&mut self, event: SwarmEvent<NodeBehaviourEvent>) {
         match event {
-            SwarmEvent::ConnectionEstablished { peer_id, endpoint, .. } => {
+            SwarmEvent::ConnectionEstablished { peer_id, connection_id, endpoint, .. } => {
+                for circuit in self.upgrades.on_established(peer_id, connection_id, &endpoint) {
+                    tracing::info!(%peer_id, "reached directly over WebRTC; closing the circuit");
+                    self.swarm.close_connection(circuit);
+                }
                 let addr = endpoint.get_remote_address().clone();
                 tracing::info!(%peer_id, %addr, "connected");
                 if self.is_relay(peer_id) && self.relay_addr.is_none() {
@@ -268,7 +280,13 @@ impl Driver {
                 let transport = TransportKind::of_connection(&endpoint);
                 self.emit(NodeEvent::Connected { peer: peer_id, transport, addr });
             }
-            SwarmEvent::ConnectionClosed { peer_id, cause, num_established: 0, .. } => {
+            SwarmEvent::ConnectionClosed { peer_id, connection_id, num_established, .. }
+                if num_established > 0 =>
+            {
+                self.upgrades.on_closed(peer_id, connection_id, num_established);
+            }
+            SwarmEvent::ConnectionClosed { peer_id, connection_id, cause, .. } => {
+                self.upgrades.on_closed(peer_id, connection_id, 0);
                 tracing::info!(%peer_id, ?cause, "disconnected");
                 self.emit(NodeEvent::Disconnected { peer: peer_id, cause: cause.map(Arc::new) });
                 if self.is_relay(peer_id) {
@@ -276,11 +294,15 @@ impl Driver {
                 }
             }
             SwarmEvent::OutgoingConnectionError { peer_id, error, .. } => {
-                tracing::warn!(?peer_id, %error, "dial failed");
-                self.emit(NodeEvent::DialFailed { peer: peer_id, error: Arc::new(error) });
-                if peer_id.is_some_and(|p| self.is_relay(p)) && self.relay_addr.is_none() {
-                    self.schedule_redial();
+                self.dial_failed(peer_id, error)
+            }
+            SwarmEvent::IncomingConnectionError { send_back_addr, error, .. } => {
+                if let Some(peer) = webrtc::peer_of(&send_back_addr) {
+                    self.direct_webrtc_failed(peer, DirectWebRtcFailure::Listen(Arc::new(error)));
                 }
+            }
+            SwarmEvent::NewListenAddr { address, .. } if webrtc::is_listen_addr(&address) => {
+                tracing::info!(%address, "listening for direct WebRTC through the relay");
             }
             SwarmEvent::NewListenAddr { address, .. } if is_circuit(&address) => {
                 tracing::info!(%address, "reserved a slot on the relay");
@@ -300,6 +322,22 @@ impl Driver {
         }
     }
 
+    fn direct_webrtc_failed(&mut self, peer: PeerId, error: DirectWebRtcFailure) {
+        tracing::warn!(%peer, %error, "no direct WebRTC; staying on the circuit");
+        self.emit(NodeEvent::DirectWebRtcFailed { peer, error });
+    }
+
+    fn dial_failed(&mut self, peer: Option<PeerId>, error: DialError) {
+        if let Some(peer) = peer.filter(|_| DirectWebRtcFailure::is_webrtc_dial(&error)) {
+            return self.direct_webrtc_failed(peer, DirectWebRtcFailure::Dial(Arc::new(error)));
+        }
+        tracing::warn!(?peer, %error, "dial failed");
+        self.emit(NodeEvent::DialFailed { peer, error: Arc::new(error) });
+        if peer.is_some_and(|p| self.is_relay(p)) && self.relay_addr.is_none() {
+            self.schedule_redial();
+        }
+    }
+
     fn on_behaviour(&mut self, event: NodeBehaviourEvent) {
         match event {
             NodeBehaviourEvent::Ping(ping::Event { peer, result, .. }) => self.emit(match result {
@@ -314,6 +352,11 @@ impl Driver {
             NodeBehaviourEvent::Identify(identify::Event::Received { peer_id, info, .. }) => {
                 let kind = PeerKind::of_identify(&info.agent_version, &info.protocols);
                 tracing::debug!(peer = %peer_id, agent = %info.agent_version, kind = kind.label(), "identified");
+                if let Some(dial) = self.upgrades.on_identified(peer_id, &info.protocols) {
+                    if let Err(e) = self.swarm.dial(dial) {
+                        tracing::warn!(peer = %peer_id, "cannot dial over direct WebRTC: {e}");
+                    }
+                }
                 let agent = info.agent_version.into();
                 self.emit(NodeEvent::Identified { peer: peer_id, agent, kind });
             }
@@ -433,9 +476,15 @@ impl Driver {
             return;
         }
         let circuit = addr.with_p2p(relay).unwrap_or_else(|a| a).with(Protocol::P2pCircuit);
-        if let Err(e) = self.swarm.listen_on(circuit) {
+        if let Err(e) = self.swarm.listen_on(circuit.clone()) {
             let error = ReservationError::Listen(Arc::new(e));
             self.emit(NodeEvent::ReservationFailed { error });
+        }
+        if self.upgrades.enabled() && self.webrtc_listener.is_none() {
+            match self.swarm.listen_on(webrtc::listen_addr(circuit)) {
+                Ok(id) => self.webrtc_listener = Some(id),
+                Err(e) => tracing::warn!("cannot listen for direct WebRTC: {e}"),
+            }
         }
     }
 

@@ -11,23 +11,68 @@ use libp2p::{
     core::{transport::TransportError, ConnectedPoint},
     multiaddr::Protocol,
     ping,
-    swarm::{ConnectionError, DialError},
+    swarm::{ConnectionError, DialError, ListenError},
     Multiaddr, PeerId,
 };
 
 use super::fetches::FetchUpdate;
 use super::membership::RoomUpdate;
 use crate::content::ExportError;
-use crate::net::{bitswap, pullsync};
+use crate::net::{bitswap, pullsync, webrtc};
 use crate::store::{Manifest, StoreError};
 use syncscope_proto::bitswap::ProtocolVersion;
 use syncscope_proto::rooms::RoomError;
 use syncscope_proto::swarm::Address;
 
+/// Why a direct WebRTC connection was not made: our dial failed, or the peer's dial of us did.
+/// Shown as the WebRTC transport's own words (ICE found no path, timed out, the peer refused).
+#[derive(Debug, Clone)]
+pub enum DirectWebRtcFailure {
+    Dial(Arc<DialError>),
+    Listen(Arc<ListenError>),
+}
+
+impl DirectWebRtcFailure {
+    /// Whether the dial that failed went to a `/webrtc` address.
+    pub fn is_webrtc_dial(error: &DialError) -> bool {
+        webrtc_attempt(error).is_some()
+    }
+
+    fn transport_error(&self) -> Option<&TransportError<io::Error>> {
+        match self {
+            Self::Dial(e) => webrtc_attempt(e),
+            Self::Listen(e) => match &**e {
+                ListenError::Transport(e) => Some(e),
+                _ => None,
+            },
+        }
+    }
+}
+
+fn webrtc_attempt(error: &DialError) -> Option<&TransportError<io::Error>> {
+    let DialError::Transport(attempts) = error else { return None };
+    attempts.iter().find(|(addr, _)| webrtc::peer_of(addr).is_some()).map(|(_, e)| e)
+}
+
+impl std::fmt::Display for DirectWebRtcFailure {
+    /// libp2p prints nothing for a transport's own error (`TransportError::Other`): the words
+    /// are in the error it holds.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (self.transport_error(), self) {
+            (Some(TransportError::Other(e)), _) => write!(f, "{e}"),
+            (Some(e), _) => write!(f, "{e}"),
+            (None, Self::Dial(e)) => write!(f, "{e}"),
+            (None, Self::Listen(e)) => write!(f, "{e}"),
+        }
+    }
+}
+
 /// How a connection is carried, read off its address.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TransportKind {
     WebRtcDirect,
+    /// Direct WebRTC between browsers, negotiated through a circuit (`/p2p-circuit/webrtc`).
+    WebRtc,
     WebSocket,
     Tcp,
     /// Relayed through a circuit relay v2 server.
@@ -40,7 +85,9 @@ impl TransportKind {
         let mut kind = Self::Other;
         for protocol in addr.iter() {
             kind = match protocol {
-                Protocol::P2pCircuit => return Self::Circuit,
+                Protocol::WebRTC => return Self::WebRtc,
+                Protocol::P2pCircuit => Self::Circuit,
+                _ if kind == Self::Circuit => kind,
                 Protocol::WebRTCDirect => Self::WebRtcDirect,
                 Protocol::Ws(_) | Protocol::Wss(_) => Self::WebSocket,
                 Protocol::Tcp(_) if kind == Self::Other => Self::Tcp,
@@ -61,7 +108,8 @@ impl TransportKind {
             Self::WebRtcDirect => "WebRTC-direct",
             Self::WebSocket => "WebSocket",
             Self::Tcp => "TCP",
-            Self::Circuit => "circuit relay",
+            Self::WebRtc => "direct (WebRTC)",
+            Self::Circuit => "relayed (circuit)",
             Self::Other => "other",
         }
     }
@@ -109,6 +157,11 @@ pub enum NodeEvent {
     DialFailed {
         peer: Option<PeerId>,
         error: Arc<DialError>,
+    },
+    /// A direct WebRTC connection to a room member was not made; it stays on the circuit.
+    DirectWebRtcFailed {
+        peer: PeerId,
+        error: DirectWebRtcFailure,
     },
     Ping {
         peer: PeerId,
@@ -245,6 +298,9 @@ mod tests {
             ("/ip4/127.0.0.1/udp/1/webrtc-direct", TransportKind::WebRtcDirect),
             ("/ip4/127.0.0.1/tcp/1", TransportKind::Tcp),
             ("/ip4/127.0.0.1/tcp/1/ws/p2p/12D3KooWDpJ7As7BWAwRMfu1VU2WCqNjvq387JEYKDBj4kx6nXTN/p2p-circuit", TransportKind::Circuit),
+            ("/ip4/127.0.0.1/udp/1/webrtc-direct/p2p/12D3KooWDpJ7As7BWAwRMfu1VU2WCqNjvq387JEYKDBj4kx6nXTN/p2p-circuit/p2p/12D3KooWQHNguJHYU1Mh2tG1jz4hA9opn5q6nVb4WZp7FHAeqKz5", TransportKind::Circuit),
+            ("/ip4/127.0.0.1/tcp/1/ws/p2p/12D3KooWDpJ7As7BWAwRMfu1VU2WCqNjvq387JEYKDBj4kx6nXTN/p2p-circuit/webrtc/p2p/12D3KooWQHNguJHYU1Mh2tG1jz4hA9opn5q6nVb4WZp7FHAeqKz5", TransportKind::WebRtc),
+            ("/webrtc/p2p/12D3KooWQHNguJHYU1Mh2tG1jz4hA9opn5q6nVb4WZp7FHAeqKz5", TransportKind::WebRtc),
         ];
         for (addr, kind) in cases {
             assert_eq!(TransportKind::of(&addr.parse().unwrap()), kind, "{addr}");

@@ -211,15 +211,9 @@ pub async fn start(config: NodeConfig) -> Result<NodeHandle, StartError> {
         chunks = stored.chunks,
         "indexed the blocks already stored"
     );
-    let mut swarm = build_swarm(
-        config.keypair.clone(),
-        config.protocols,
-        config.blocks.clone(),
-        pullsync_state,
-    )
-    .await?;
+    let mut swarm = build_swarm(&config, pullsync_state).await?;
     swarm.behaviour_mut().bitswap.index_stored(inventory);
-    let mut link_probe = swarm.behaviour().link_probe.new_control();
+    let mut link_probe = swarm.behaviour().streams.new_control();
     if let Ok(incoming) = link_probe.accept(link_probe::PROTOCOL) {
         rt::spawn(link_probe::serve(incoming));
     }

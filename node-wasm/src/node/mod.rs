@@ -12,6 +12,7 @@
 
 mod behaviour;
 pub mod config;
+mod direct_upgrade;
 mod driver;
 pub mod events;
 mod fetches;

@@ -1,16 +1,16 @@
-//! Builds the swarm with the transports of the target: WebRTC-direct and WebSocket through the
-//! browser's APIs on wasm32; TCP, WebSocket and WebRTC-direct natively. Every swarm also gets the
-//! circuit relay client, so it can be reached through the relay.
+//! Builds the swarm with the transports of the target: WebRTC-direct, direct WebRTC between
+//! browsers and WebSocket through the browser's APIs on wasm32; TCP and WebSocket natively. Every
+//! swarm also gets the circuit relay client, so it can be reached through the relay.
 
 use std::convert::Infallible;
-use std::sync::Arc;
 use std::time::Duration;
 
-use libp2p::{identity::Keypair, noise, Swarm};
+use libp2p::{noise, Swarm};
 
-use super::behaviour::{NodeBehaviour, ProtocolSettings};
+use super::behaviour::NodeBehaviour;
+use super::config::NodeConfig;
 use crate::net::{rooms_behaviour, RoomsConfigError};
-use crate::store::{NodeBlockStore, PullsyncState};
+use crate::store::PullsyncState;
 
 /// Why the swarm could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -49,20 +49,24 @@ mod imp {
     use libp2p::{webrtc_websys, websocket_websys, yamux, SwarmBuilder};
 
     use super::*;
+    use crate::net::webrtc;
 
     pub async fn build_swarm(
-        key: Keypair,
-        settings: ProtocolSettings,
-        blocks: Arc<NodeBlockStore>,
+        config: &NodeConfig,
         pullsync: PullsyncState,
     ) -> Result<Swarm<NodeBehaviour>, BuildError> {
+        let key = config.keypair.clone();
         let rooms = rooms_behaviour(&key)?;
         let websocket_noise = noise::Config::new(&key)?;
+        let streams = libp2p_stream::Behaviour::new();
+        let direct = webrtc::Transport::new(config.direct_webrtc.clone(), streams.new_control());
+        let (settings, blocks) = (config.protocols, config.blocks.clone());
         Ok(SwarmBuilder::with_existing_identity(key)
             .with_wasm_bindgen()
             .with_other_transport(|key| {
                 webrtc_websys::Transport::new(webrtc_websys::Config::new(key))
             })?
+            .with_other_transport(|_| direct)?
             .with_other_transport(|_| {
                 websocket_websys::Transport::default()
                     .upgrade(Version::V1Lazy)
@@ -71,7 +75,7 @@ mod imp {
             })?
             .with_relay_client(noise::Config::new, yamux::Config::default)?
             .with_behaviour(|key, relay| {
-                NodeBehaviour::new(key, relay, rooms, settings, blocks, pullsync)
+                NodeBehaviour::new(key, relay, rooms, streams, settings, blocks, pullsync)
             })?
             .with_swarm_config(|c| c.with_idle_connection_timeout(IDLE_CONNECTION_TIMEOUT))
             .build())
@@ -85,12 +89,13 @@ mod imp {
     use super::*;
 
     pub async fn build_swarm(
-        key: Keypair,
-        settings: ProtocolSettings,
-        blocks: Arc<NodeBlockStore>,
+        config: &NodeConfig,
         pullsync: PullsyncState,
     ) -> Result<Swarm<NodeBehaviour>, BuildError> {
+        let key = config.keypair.clone();
         let rooms = rooms_behaviour(&key)?;
+        let streams = libp2p_stream::Behaviour::new();
+        let (settings, blocks) = (config.protocols, config.blocks.clone());
         Ok(SwarmBuilder::with_existing_identity(key)
             .with_tokio()
             .with_tcp(
@@ -104,7 +109,7 @@ mod imp {
             .await?
             .with_relay_client(noise::Config::new, yamux::Config::default)?
             .with_behaviour(|key, relay| {
-                NodeBehaviour::new(key, relay, rooms, settings, blocks, pullsync)
+                NodeBehaviour::new(key, relay, rooms, streams, settings, blocks, pullsync)
             })?
             .with_swarm_config(|c| c.with_idle_connection_timeout(IDLE_CONNECTION_TIMEOUT))
             .build())

@@ -1,0 +1,121 @@
+// Browser to browser in `cargo xtask bench browser`: two fresh pages (browser contexts) in one
+// headless Chromium. The ceiling is a plain RTCDataChannel between them; the transfers are a
+// Bitswap fetch of a file one page shares, through the relay's circuit or over direct WebRTC,
+// with the bytes and CPU time the relay spent meanwhile.
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+
+import { relayedBytes } from '../lib/share.mjs';
+
+const TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim());
+const DIRECT = 'direct (WebRTC)';
+const TIMEOUT = 120_000;
+
+/// The relay process's user and system CPU time so far, in seconds (/proc/PID/stat).
+function relayCpuSeconds(relay) {
+  const stat = readFileSync(`/proc/${relay.pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+}
+
+async function withPages(browser, count, work) {
+  const pages = [];
+  try {
+    for (let i = 0; i < count; i++) pages.push(await browser.newPage());
+    return await work(...pages);
+  } finally {
+    for (const page of pages) await page.close();
+  }
+}
+
+// One end of a plain RTCDataChannel, on a page of the relay's origin. Candidates are gathered in
+// full before the description is handed over, so no trickling is needed.
+const PEER = `
+  window.pc = new RTCPeerConnection();
+  window.gathered = () => new Promise((resolve) => {
+    if (pc.iceGatheringState === 'complete') return resolve(pc.localDescription.sdp);
+    pc.addEventListener('icegatheringstatechange', () => pc.iceGatheringState === 'complete' && resolve(pc.localDescription.sdp));
+  });
+`;
+
+/// `size` bytes in `messageSize`-byte messages over a plain RTCDataChannel from one page to
+/// another, with the flow control js-libp2p uses (pause above 4 MiB buffered, resume at 1 MiB).
+/// From the first send to the last byte received, both read off the same clock.
+export async function dataChannelCeiling(browser, relay, size, messageSize) {
+  return withPages(browser, 2, async (a, b) => {
+    for (const page of [a, b]) {
+      await page.goto(new URL('healthz', relay.url).href);
+      await page.evaluate(PEER);
+    }
+    await b.evaluate(`window.received = new Promise((resolve) => pc.ondatachannel = ({ channel }) => {
+      channel.binaryType = 'arraybuffer';
+      let got = 0;
+      channel.onmessage = (m) => { got += m.data.byteLength; if (got >= ${size}) resolve(Date.now()); };
+    }); 0`);
+    const offer = await a.evaluate(`(async () => {
+      window.dc = pc.createDataChannel('bench');
+      await pc.setLocalDescription(await pc.createOffer());
+      return gathered();
+    })()`);
+    const answer = await b.evaluate(`(async () => {
+      await pc.setRemoteDescription({ type: 'offer', sdp: ${JSON.stringify(offer)} });
+      await pc.setLocalDescription(await pc.createAnswer());
+      return gathered();
+    })()`);
+    const started = await a.evaluate(`(async () => {
+      await pc.setRemoteDescription({ type: 'answer', sdp: ${JSON.stringify(answer)} });
+      if (dc.readyState !== 'open') await new Promise((r) => dc.onopen = r);
+      dc.bufferedAmountLowThreshold = 1 << 20;
+      const message = new Uint8Array(${messageSize}).fill(7);
+      const started = Date.now();
+      for (let sent = 0; sent < ${size}; sent += message.length) {
+        if (dc.bufferedAmount > 4 << 20) await new Promise((r) => dc.onbufferedamountlow = r);
+        dc.send(message);
+      }
+      return started;
+    })()`);
+    const finished = await b.evaluate('received');
+    return { bytes: size, elapsedMs: finished - started };
+  });
+}
+
+/// Page `a` shares `size` bytes in a fresh room; page `b` joins and, once it reaches `a` the way
+/// asked (`direct`: over direct WebRTC; else through the relay's circuit, with `?direct=off`),
+/// fetches them. The relay's circuit bytes and CPU time are read just before and after the fetch.
+export async function b2bFetch(browser, relay, size, direct) {
+  return withPages(browser, 2, async (a, b) => {
+    const query = `room=bench-b2b-${Date.now()}&transport=ws${direct ? '' : '&direct=off'}`;
+    await a.goto(`${relay.url}?${query}`);
+    await a.waitFor('[data-testid="file-input"]', TIMEOUT);
+    await a.evaluate(`(() => {
+      const bytes = new Uint8Array(${size});
+      for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 31) & 0xff;
+      const files = new DataTransfer();
+      files.items.add(new File([bytes], 'b2b-bench.bin'));
+      const input = document.querySelector('[data-testid="file-input"]');
+      input.files = files.files;
+      input.dispatchEvent(new Event('change', { bubbles: true }));
+    })()`);
+    await a.waitFor('[data-testid="shared"] li code', TIMEOUT);
+    const cid = (await a.text('[data-testid="shared"] li code')).trim();
+    await b.goto(`${relay.url}?${query}`);
+    const link = direct ? `[data-testid="member-link"][data-via="${DIRECT}"]` : '[data-testid="member-link"]';
+    await b.waitFor(link, 30_000);
+    const [bytesBefore, cpuBefore] = [await relayedBytes(relay), relayCpuSeconds(relay)];
+    await b.evaluate(`(() => {
+      const input = document.querySelector('[data-testid="cid-input"]');
+      input.value = ${JSON.stringify(cid)};
+      input.dispatchEvent(new Event('input', { bubbles: true }));
+      document.querySelector('[data-testid="fetch-button"]').click();
+    })()`);
+    await b.waitFor('[data-testid="fetch-done"], [data-testid="transfer-error"]', TIMEOUT);
+    if (await b.isPresent('[data-testid="transfer-error"]')) throw new Error(await b.text('[data-testid="transfer-error"]'));
+    const relayed = (await relayedBytes(relay)) - bytesBefore;
+    const relayCpuS = relayCpuSeconds(relay) - cpuBefore;
+    const done = '[data-testid="fetch-done"]';
+    const bytes = Number(await b.attr(done, 'bytes'));
+    if (bytes !== size) throw new Error(`fetched ${bytes} bytes where ${size} were shared`);
+    for (const page of [a, b]) if (page.errors.length) throw new Error(page.errors.join('; '));
+    return { bytes, elapsedMs: Number(await b.attr(done, 'elapsed-ms')), relayed, relayCpuS };
+  });
+}

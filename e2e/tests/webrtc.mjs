@@ -1,0 +1,80 @@
+// Browser to browser over direct WebRTC (libp2p spec webrtc/webrtc.md): two pages in a room meet
+// through the relay's circuit, signal over it, and move their data over their own
+// RTCPeerConnection; the relay then carries next to nothing. When ICE finds no path they stay on
+// the circuit, say why, and still transfer.
+import { expect, screenshot } from '../lib/assert.mjs';
+import { relayedBytes, shareFile } from '../lib/share.mjs';
+
+const MiB = 1024 * 1024;
+const DIRECT = 'direct (WebRTC)';
+
+async function linkOf(page) {
+  const link = page.getByTestId('member-link');
+  await link.waitFor({ timeout: 20_000 });
+  return link;
+}
+
+async function waitForDirect(page, who) {
+  const link = await linkOf(page);
+  await page.locator(`[data-testid="member-link"][data-via="${DIRECT}"]`).waitFor({ timeout: 20_000 })
+    .catch(async () => { throw new Error(`${who} never reached its peer directly: ${await link.textContent()}`); });
+}
+
+async function fetchByCid(page, cid) {
+  await page.getByTestId('cid-input').fill(cid);
+  await page.getByTestId('fetch-button').click();
+  const done = page.getByTestId('fetch-done');
+  await done.waitFor({ timeout: 120_000 });
+  return done.textContent();
+}
+
+export default {
+  'two pages connect directly over WebRTC and 16 MiB between them barely touches the relay': async ({ page, relay, openPage }) => {
+    const room = `direct-${Date.now()}`;
+    await page.goto(`${relay.url}?room=${room}&transport=ws`);
+    const { cid } = await shareFile(page, 16 * MiB);
+    const other = await openPage();
+    try {
+      await other.page.goto(`${relay.url}?room=${room}&transport=ws`);
+      await waitForDirect(other.page, 'the fetching page');
+      await waitForDirect(page, 'the sharing page');
+      const before = await relayedBytes(relay);
+      expect(before, 'bytes relayed before, the signalling included').toBeAtLeast(1);
+      expect(await fetchByCid(other.page, cid), 'outcome').toMatch(new RegExp(`fetched and verified ${cid}: 16.00 MiB`));
+      const relayed = (await relayedBytes(relay)) - before;
+      console.log(`     the relay carried ${relayed} bytes during the 16 MiB transfer (${(100 * relayed / (16 * MiB)).toFixed(3)} %)`);
+      expect(relayed, 'bytes through the relay during the transfer').toBeAtMost(0.01 * 16 * MiB);
+      await screenshot(other.page, 'fetch-browser-to-browser-direct-webrtc');
+      if (other.errors.length) throw new Error(`errors in the fetching tab:\n  ${other.errors.join('\n  ')}`);
+    } finally {
+      await other.close();
+    }
+  },
+
+  // `?ice=relay` lets ICE use TURN candidates only, and there is no TURN server: no path exists.
+  'when ICE finds no path two pages stay on the circuit, say why, and still transfer': async ({ page, relay, openPage }) => {
+    const room = `nodirect-${Date.now()}`;
+    await page.goto(`${relay.url}?room=${room}&transport=ws&ice=relay`);
+    const { cid, link } = await shareFile(page, 700_000);
+    const other = await openPage();
+    try {
+      await other.page.goto(link);
+      const done = other.page.getByTestId('fetch-done');
+      await done.waitFor({ timeout: 60_000 });
+      expect(await done.textContent(), 'outcome').toMatch(new RegExp(`fetched and verified ${cid}: 0.67 MiB`));
+      // Whichever page dialled says why: the one with the smaller peer id.
+      const reasons = [page, other.page].map((p) => p.getByTestId('member-not-direct'));
+      const why = await Promise.any(reasons.map((r) => r.waitFor({ timeout: 30_000 }).then(() => r)))
+        .catch(() => { throw new Error('neither page said why it is not direct'); });
+      expect(await why.textContent(), 'reason').toMatch(/direct WebRTC failed: .+/);
+      console.log(`     ${(await why.textContent()).trim()}`);
+      for (const [p, who] of [[page, 'sharing'], [other.page, 'fetching']]) {
+        expect(await (await linkOf(p)).getAttribute('data-via'), `the ${who} page's link`).toBe('relayed (circuit)');
+      }
+      await screenshot(other.page, 'fetch-browser-to-browser-ice-failed');
+      if (other.errors.length) throw new Error(`errors in the fetching tab:\n  ${other.errors.join('\n  ')}`);
+    } finally {
+      await other.close();
+    }
+  },
+};
