@@ -5,7 +5,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 
-import { relayedBytes } from '../lib/share.mjs';
+import { circuitsClosed, relayedBytes } from '../lib/share.mjs';
 
 const TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim());
 const DIRECT = 'direct (WebRTC)';
@@ -80,16 +80,17 @@ export async function dataChannelCeiling(browser, relay, size, messageSize) {
 }
 
 /// Page `a` shares `size` bytes in a fresh room; page `b` joins and, once it reaches `a` the way
-/// asked (`direct`: over direct WebRTC; else through the relay's circuit, with `?direct=off`),
-/// fetches them. The relay's circuit bytes and CPU time are read just before and after the fetch.
+/// asked (`direct`: over direct WebRTC, once the circuit has closed; else through the relay's
+/// circuit, with `?direct=off`), fetches them. The relay's circuit bytes and CPU time are read just before and after the fetch.
 export async function b2bFetch(browser, relay, size, direct) {
   return withPages(browser, 2, async (a, b) => {
     const query = `room=bench-b2b-${Date.now()}&transport=ws${direct ? '' : '&direct=off'}`;
     await a.goto(`${relay.url}?${query}`);
     await a.waitFor('[data-testid="file-input"]', TIMEOUT);
     await a.evaluate(`(() => {
+      // Random, so that no two blocks are alike: repeating data would be stored, and sent, once.
       const bytes = new Uint8Array(${size});
-      for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 31) & 0xff;
+      for (let at = 0; at < bytes.length; at += 65536) crypto.getRandomValues(bytes.subarray(at, at + 65536));
       const files = new DataTransfer();
       files.items.add(new File([bytes], 'b2b-bench.bin'));
       const input = document.querySelector('[data-testid="file-input"]');
@@ -101,6 +102,9 @@ export async function b2bFetch(browser, relay, size, direct) {
     await b.goto(`${relay.url}?${query}`);
     const link = direct ? `[data-testid="member-link"][data-via="${DIRECT}"]` : '[data-testid="member-link"]';
     await b.waitFor(link, 30_000);
+    // The page shows "direct" as the WebRTC connection comes up, and its circuit closes some
+    // 50 ms later; a fetch started in between sends its first blocks over the circuit.
+    if (direct) await circuitsClosed(relay);
     const [bytesBefore, cpuBefore] = [await relayedBytes(relay), relayCpuSeconds(relay)];
     await b.evaluate(`(() => {
       const input = document.querySelector('[data-testid="cid-input"]');
@@ -115,6 +119,8 @@ export async function b2bFetch(browser, relay, size, direct) {
     const done = '[data-testid="fetch-done"]';
     const bytes = Number(await b.attr(done, 'bytes'));
     if (bytes !== size) throw new Error(`fetched ${bytes} bytes where ${size} were shared`);
+    const fromStore = Number(await b.attr(done, 'from-store'));
+    if (fromStore > 0) throw new Error(`${fromStore} blocks came from the fetching page's own store, not from the other page`);
     for (const page of [a, b]) if (page.errors.length) throw new Error(page.errors.join('; '));
     return { bytes, elapsedMs: Number(await b.attr(done, 'elapsed-ms')), relayed, relayCpuS };
   });

@@ -251,7 +251,7 @@ function steps(cases) {
 }
 
 function runStep(step, ctx) {
-  const { browser, relay, oneSeed, resumeSeed, cid, size } = ctx;
+  const { browser, relay, oneSeed, resumeSeed, b2bRelay, cid, size } = ctx;
   switch (step) {
     case 'probe_relay_ws': return probe(browser, relay, 'ws', 'relay', size);
     case 'probe_peer_ws': return probe(browser, relay, 'ws', 'peer', size);
@@ -265,9 +265,9 @@ function runStep(step, ctx) {
     case 'idb_put_4k_per_tx': return storePuts(browser, relay, 4096, 20_000, false);
     case 'idb_put_256k_batched': return storePuts(browser, relay, 256 << 10, 256, true);
     case 'resume': return resume(browser, resumeSeed, 16 << 20);
-    case 'b2b_datachannel': return dataChannelCeiling(browser, relay, B2B_BYTES, B2B_MESSAGE);
-    case 'b2b_circuit': return b2bFetch(browser, relay, B2B_BYTES, false);
-    case 'b2b_webrtc': return b2bFetch(browser, relay, B2B_BYTES, true);
+    case 'b2b_datachannel': return dataChannelCeiling(browser, b2bRelay, B2B_BYTES, B2B_MESSAGE);
+    case 'b2b_circuit': return b2bFetch(browser, b2bRelay, B2B_BYTES, false);
+    case 'b2b_webrtc': return b2bFetch(browser, b2bRelay, B2B_BYTES, true);
     default: throw new Error(`no step ${step}`);
   }
 }
@@ -353,13 +353,16 @@ const plan = steps(opts.cases);
 const relay = await startRelay({ bin, dist, args: seeds(opts['seed-peers']) });
 const oneSeed = plan.includes('fetch_ws_1seed') ? await startRelay({ bin, dist, args: seeds(1) }) : null;
 const resumeSeed = plan.includes('resume') ? await startRelay({ bin, dist, args: ['--seed-peers', '1', '--seed-content', '32MiB'] }) : null;
+// Without seed peers, whose own circuits (they dial each other through the relay) would count
+// in the relay's bytes and CPU time.
+const b2bRelay = plan.some((s) => s.startsWith('b2b_')) ? await startRelay({ bin, dist, args: ['--seed-peers', '0'] }) : null;
 const browser = await launchCdpBrowser();
 const results = [];
 const errors = [];
 try {
   if (!relay.shareLink) throw new Error('the relay printed no share link: it needs --seed-peers 1 or more');
   const cid = new URL(relay.shareLink).searchParams.get('fetch');
-  const ctx = { browser, relay, oneSeed, resumeSeed, cid, size: opts['seed-content'] };
+  const ctx = { browser, relay, oneSeed, resumeSeed, b2bRelay, cid, size: opts['seed-content'] };
   // Not measured: the browser's own start-up (its first page, network and IndexedDB use) would
   // otherwise fall on whichever case runs first, up to seconds of it.
   await probe(browser, relay, 'ws', 'peer', '1MiB');
@@ -380,6 +383,7 @@ try {
   await relay.stop();
   await oneSeed?.stop();
   await resumeSeed?.stop();
+  await b2bRelay?.stop();
 }
 const rows = opts.cases.map((c) => summarise(c, results));
 print(rows, opts, `Measured in headless Chromium ${browser.version()} (driven over the DevTools Protocol with only Page and Runtime
@@ -393,7 +397,7 @@ ratios pair a fetch with the ceiling of the same run. fetch_ws keeps its blocks 
 fetch_ws_memory is the same with ?store=memory. idb_put_*: blocks put through the node's IndexedDB store into a fresh
 database (20,000 x 4 KiB, 256 x 256 KiB), all issued at once and grouped by the store, or one transaction each.
 resume_refetched_blocks: a 32 MiB fetch from one seed (a third relay) reloaded after 16 MiB; the blocks the store held at
-the reload that the resumed fetch did not take from it. b2b_*: two fresh pages in one browser; one shares 16 MiB, the other
+the reload that the resumed fetch did not take from it. b2b_*: two fresh pages in one browser, on a fourth relay without seeds; one shares 16 MiB, the other
 fetches it through the relay's circuit (?direct=off) or over direct WebRTC once connected so; the relay's circuit bytes and CPU
 time (/proc) are read just before and after the fetch. ceiling_b2b_datachannel: a plain RTCDataChannel between two such pages,
 16 MiB in 16 KiB messages (the spec framing's largest). MB/s = 10^6 B/s.

@@ -3,7 +3,7 @@
 // RTCPeerConnection; the relay then carries next to nothing. When ICE finds no path they stay on
 // the circuit, say why, and still transfer.
 import { expect, screenshot } from '../lib/assert.mjs';
-import { relayedBytes, shareFile } from '../lib/share.mjs';
+import { circuitsClosed, relayedBytes, shareFile } from '../lib/share.mjs';
 
 const MiB = 1024 * 1024;
 const DIRECT = 'direct (WebRTC)';
@@ -38,9 +38,11 @@ export default {
       await other.page.goto(`${relay.url}?room=${room}&transport=ws`);
       await waitForDirect(other.page, 'the fetching page');
       await waitForDirect(page, 'the sharing page');
+      await circuitsClosed(relay);
       const before = await relayedBytes(relay);
       expect(before, 'bytes relayed before, the signalling included').toBeAtLeast(1);
-      expect(await fetchByCid(other.page, cid), 'outcome').toMatch(new RegExp(`fetched and verified ${cid}: 16.00 MiB`));
+      const outcome = await fetchByCid(other.page, cid);
+      expect(outcome, 'outcome').toMatch(new RegExp(`fetched and verified ${cid}: 16.00 MiB in .*, 65 blocks from 1 peer`));
       const relayed = (await relayedBytes(relay)) - before;
       console.log(`     the relay carried ${relayed} bytes during the 16 MiB transfer (${(100 * relayed / (16 * MiB)).toFixed(3)} %)`);
       expect(relayed, 'bytes through the relay during the transfer').toBeAtMost(0.01 * 16 * MiB);

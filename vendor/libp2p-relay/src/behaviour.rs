@@ -860,14 +860,19 @@ impl NetworkBehaviour for Behaviour {
                 circuit_id,
                 error,
             } => {
-                self.circuits.remove(circuit_id);
-
-                self.queued_actions
-                    .push_back(ToSwarm::GenerateEvent(Event::CircuitClosed {
-                        src_peer_id: event_source,
-                        dst_peer_id,
-                        error,
-                    }));
+                // syncscope patch: a circuit whose connection closed first was reported closed
+                // then (`on_connection_closed`); reporting it again here counted it twice.
+                let Some(circuit) = self.circuits.remove(circuit_id) else {
+                    return;
+                };
+                if matches!(circuit.status, CircuitStatus::Accepted) {
+                    self.queued_actions
+                        .push_back(ToSwarm::GenerateEvent(Event::CircuitClosed {
+                            src_peer_id: event_source,
+                            dst_peer_id,
+                            error,
+                        }));
+                }
             }
         }
     }

@@ -20,6 +20,9 @@ use web_sys::{
 use super::{Error, Stream};
 use crate::stream::DropListener;
 
+/// Inbound data channels that may wait to be taken as streams (syncscope patch).
+const INBOUND_CHANNELS_QUEUED: usize = 64;
+
 /// A WebRTC Connection.
 ///
 /// All connections need to be [`Send`] which is why some fields are wrapped in [`SendWrapper`].
@@ -60,7 +63,10 @@ impl Connection {
     pub(crate) fn new(peer_connection: RtcPeerConnection) -> Self {
         // An ondatachannel Future enables us to poll for incoming data channel events in
         // poll_incoming
-        let (mut tx_ondatachannel, rx_ondatachannel) = mpsc::channel(4); // we may get more than one data channel opened on a single peer connection
+        // syncscope patch: room for the streams a remote opens the moment it connects, while
+        // this side is still finishing its handshake and nothing reads the channel yet (upstream:
+        // 4, and the fifth was dropped without a word to the remote, whose stream then hung).
+        let (mut tx_ondatachannel, rx_ondatachannel) = mpsc::channel(INBOUND_CHANNELS_QUEUED);
 
         let ondatachannel_closure = Closure::new(move |ev: RtcDataChannelEvent| {
             // syncscope patch: the browser-to-browser initiator opens a channel labelled `init`
@@ -74,6 +80,9 @@ impl Connection {
             if let Err(e) = tx_ondatachannel.try_send(ev.channel()) {
                 if e.is_full() {
                     tracing::warn!("Remote is opening too many data channels, we can't keep up!");
+                    // syncscope patch: closed, so that the remote's stream fails instead of
+                    // waiting for an answer that cannot come.
+                    e.into_inner().close();
                     return;
                 }
 

@@ -262,11 +262,12 @@ impl<S: BlockStore> Glue for BitswapGlue<S> {
         }
     }
 
-    /// Hands a message to the peer's connection: the oldest whose stream is negotiated, else the
-    /// oldest still negotiating (it queues the message meanwhile).
+    /// Hands a message to the peer's newest connection, which queues it while its stream is
+    /// still negotiating. A newer connection is most often an upgrade (direct WebRTC after the
+    /// relay's circuit), and the older one is about to be closed: what is sent on it would be
+    /// lost, and a fetch started in that moment waited for blocks that never came.
     fn route(&mut self, ctx: &mut Ctx<Self>, t: Transmit<PeerId>) {
-        let usable = || ctx.connections(t.peer).filter(|(_, c)| !c.dead);
-        let chosen = usable().find(|(_, c)| c.version.is_some()).or_else(|| usable().next());
+        let chosen = ctx.connections(t.peer).filter(|(_, c)| !c.dead).last();
         let Some(conn) = chosen.map(|(id, _)| id) else {
             if t.from_server {
                 ctx.core.handle_sent(t.peer);

@@ -206,8 +206,10 @@ where
         let key = t.stream;
         match t.action {
             StreamAction::Open(protocol) => {
-                let first = ctx.connections(t.peer).next().map(|(id, _)| id);
-                match first {
+                // The newest connection, as for Bitswap's messages: an older one is most often a
+                // relay circuit about to give way to direct WebRTC.
+                let newest = ctx.connections(t.peer).last().map(|(id, _)| id);
+                match newest {
                     Some(conn) => {
                         self.routes.insert(key, conn);
                         ctx.send(

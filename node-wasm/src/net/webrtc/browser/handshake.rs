@@ -11,7 +11,7 @@ use libp2p_stream::Control;
 use web_sys::{RtcPeerConnectionState, RtcSdpType};
 
 use super::error::WebRtcError;
-use super::peer_connection::PeerConnection;
+use super::peer_connection::{close_channel, PeerConnection};
 use crate::net::framed::{read_messages, ReadError};
 use crate::net::webrtc::{DirectWebRtcConfig, SIGNALING_PROTOCOL};
 use syncscope_proto::framing::{decode_body, encode_frame, FrameError};
@@ -35,7 +35,7 @@ pub(super) async fn initiate(
     let answer = signal.description().await?;
     pc.set_remote(RtcSdpType::Answer, &answer).await?;
     signal.until_connected(&mut pc).await?;
-    init.close();
+    close_channel(&init).await;
     signal.close().await;
     Ok((peer, connection))
 }

@@ -1,14 +1,14 @@
 //! An `RTCPeerConnection` for the signalling to drive: its ICE candidates and state changes as
 //! streams, its promises as futures, its exceptions as [`WebRtcError`]s.
 
-use futures::channel::mpsc;
+use futures::channel::{mpsc, oneshot};
 use js_sys::{Array, Reflect, JSON};
 use wasm_bindgen::{closure::Closure, JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{
-    Event, RtcConfiguration, RtcIceCandidateInit, RtcIceServer, RtcIceTransportPolicy,
-    RtcPeerConnection, RtcPeerConnectionIceEvent, RtcPeerConnectionState, RtcSdpType,
-    RtcSessionDescriptionInit,
+    Event, RtcConfiguration, RtcDataChannel, RtcDataChannelState, RtcIceCandidateInit,
+    RtcIceServer, RtcIceTransportPolicy, RtcPeerConnection, RtcPeerConnectionIceEvent,
+    RtcPeerConnectionState, RtcSdpType, RtcSessionDescriptionInit,
 };
 
 use super::error::WebRtcError;
@@ -96,6 +96,43 @@ impl Drop for PeerConnection {
     fn drop(&mut self) {
         self.inner.set_onicecandidate(None);
         self.inner.set_onconnectionstatechange(None);
+    }
+}
+
+/// Closes `channel` once it has opened, and returns once it is closed. Until then the browser may
+/// give its stream id to a new channel, which the remote, not yet past the close, would take for
+/// the old one (js-libp2p waits alike).
+pub(super) async fn close_channel(channel: &RtcDataChannel) {
+    if channel.ready_state() == RtcDataChannelState::Connecting {
+        opened_or_closed(channel).await;
+    }
+    channel.close();
+    if channel.ready_state() != RtcDataChannelState::Closed {
+        opened_or_closed(channel).await;
+    }
+}
+
+async fn opened_or_closed(channel: &RtcDataChannel) {
+    let (tx, rx) = oneshot::channel();
+    let mut tx = Some(tx);
+    let on_event = Closure::<dyn FnMut(Event)>::new(move |_: Event| {
+        if let Some(tx) = tx.take() {
+            let _ = tx.send(());
+        }
+    });
+    channel.set_onopen(Some(on_event.as_ref().unchecked_ref()));
+    channel.set_onclose(Some(on_event.as_ref().unchecked_ref()));
+    // Detached however this ends, timed out included, before the closure goes.
+    let _detach = Detach(channel);
+    let _ = rx.await;
+}
+
+struct Detach<'a>(&'a RtcDataChannel);
+
+impl Drop for Detach<'_> {
+    fn drop(&mut self) {
+        self.0.set_onopen(None);
+        self.0.set_onclose(None);
     }
 }
 
