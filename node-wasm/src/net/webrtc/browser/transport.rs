@@ -6,6 +6,7 @@
 use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
@@ -23,12 +24,18 @@ use crate::rt;
 
 type Connecting = BoxFuture<'static, Result<(PeerId, Connection), WebRtcError>>;
 
+/// Peers' dials answered at once; each holds an `RTCPeerConnection` for up to the connect
+/// timeout, so a peer that kept dialling could otherwise make the page hold hundreds.
+const MAX_ANSWERING: usize = 4;
+
 pub struct Transport {
     config: Arc<DirectWebRtcConfig>,
     control: Control,
     /// Signalling streams from peers that dial us; none when direct WebRTC is off.
     incoming: Option<IncomingStreams>,
     listeners: Vec<(ListenerId, Multiaddr)>,
+    /// Dials being answered now ([`MAX_ANSWERING`]).
+    answering: Arc<AtomicUsize>,
     events: VecDeque<TransportEvent<Connecting, WebRtcError>>,
     waker: Option<Waker>,
 }
@@ -43,6 +50,7 @@ impl Transport {
             control,
             incoming,
             listeners: Vec::new(),
+            answering: Arc::default(),
             events: VecDeque::new(),
             waker: None,
         }
@@ -53,6 +61,23 @@ impl Transport {
         if let Some(waker) = self.waker.take() {
             waker.wake();
         }
+    }
+}
+
+/// One dial being answered, counted until it ends.
+struct Answering(Arc<AtomicUsize>);
+
+impl Answering {
+    fn start(count: &Arc<AtomicUsize>) -> Option<Self> {
+        let under_way = count.fetch_add(1, Ordering::Relaxed);
+        let answering = Self(count.clone());
+        (under_way < MAX_ANSWERING).then_some(answering)
+    }
+}
+
+impl Drop for Answering {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
@@ -126,8 +151,15 @@ impl libp2p::core::Transport for Transport {
             // Not listening (no reservation yet, or given up): the stream is dropped and the
             // peer's dial fails, so it stays on the circuit.
             let Some((listener_id, local_addr)) = self.listeners.first().cloned() else { continue };
+            let Some(answering) = Answering::start(&self.answering) else {
+                tracing::warn!(%peer, "refusing a direct WebRTC dial: {MAX_ANSWERING} being answered");
+                continue;
+            };
             let config = self.config.clone();
-            let connecting = async move { handshake::respond(peer, stream, &config).await };
+            let connecting = async move {
+                let _answering = answering;
+                handshake::respond(peer, stream, &config).await
+            };
             let send_back_addr =
                 Multiaddr::empty().with(Protocol::WebRTC).with(Protocol::P2p(peer));
             return Poll::Ready(TransportEvent::Incoming {
