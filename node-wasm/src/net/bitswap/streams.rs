@@ -18,6 +18,7 @@
 //! speak Bitswap, while the node is fetching.
 
 use std::collections::VecDeque;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -25,7 +26,7 @@ use std::time::Duration;
 use bytes::BytesMut;
 use futures::future::BoxFuture;
 use futures::stream::{BoxStream, SelectAll};
-use futures::{AsyncWriteExt, FutureExt, StreamExt};
+use futures::{AsyncRead, AsyncWriteExt, FutureExt, StreamExt};
 use futures_timer::Delay;
 use libp2p::swarm::StreamUpgradeError;
 use libp2p::Stream;
@@ -119,7 +120,7 @@ pub struct Outgoing {
     pub from_server: bool,
 }
 
-type Written = BoxFuture<'static, std::io::Result<Stream>>;
+type Written = BoxFuture<'static, std::io::Result<SendStream>>;
 type Closing = BoxFuture<'static, std::io::Result<()>>;
 type Inbound = BoxStream<'static, Result<Read<Message>, ReadError<DecodeError>>>;
 
@@ -128,13 +129,42 @@ enum Outbound {
     Closed,
     Opening,
     /// Open, nothing to write; closed once the delay fires.
-    Idle(Stream, ProtocolVersion, Delay),
+    Idle(SendStream, ProtocolVersion, Delay),
     /// A batch is being written; the stream comes back when done.
     Writing(Written, ProtocolVersion),
     /// Closed for being idle: the close is being sent.
     Closing(Closing),
     /// The peer does not speak Bitswap, or the stream failed too often.
     Dead,
+}
+
+/// The outbound stream. The peer has nothing to send on it, but it is read all the same, for the
+/// peer's close of its side: over WebRTC that close is acknowledged (FIN_ACK) as it is read, and
+/// js-libp2p, which waits 5 s for the acknowledgement, otherwise fails the close. Helia's Bitswap
+/// closes its side of each stream it accepts before it reads it, so it then read nothing we sent.
+struct SendStream {
+    stream: Stream,
+    peer_closed: bool,
+}
+
+impl SendStream {
+    fn new(stream: Stream) -> Self {
+        Self { stream, peer_closed: false }
+    }
+
+    /// Reads up to the peer's close; bytes the peer should not have sent are dropped. An error
+    /// means the stream is gone (a peer may reset a stream that stayed idle).
+    fn read_peer_close(&mut self, cx: &mut Context<'_>) -> std::io::Result<()> {
+        let mut scratch = [0; 64];
+        while !self.peer_closed {
+            match Pin::new(&mut self.stream).poll_read(cx, &mut scratch)? {
+                Poll::Ready(0) => self.peer_closed = true,
+                Poll::Ready(_) => {}
+                Poll::Pending => break,
+            }
+        }
+        Ok(())
+    }
 }
 
 pub struct BitswapStreams {
@@ -222,23 +252,23 @@ impl BitswapStreams {
                     self.outbound = Outbound::Opening;
                     return true;
                 }
-                Outbound::Idle(mut stream, version, _) if !self.queue.is_empty() => {
+                Outbound::Idle(mut out, version, _) if !self.queue.is_empty() => {
                     let buf = self.next_batch(version);
                     let write = async move {
-                        stream.write_all(&buf).await?;
-                        stream.flush().await?;
-                        Ok(stream)
+                        out.stream.write_all(&buf).await?;
+                        out.stream.flush().await?;
+                        Ok(out)
                     };
                     self.outbound = Outbound::Writing(write.boxed(), version);
                 }
                 Outbound::Writing(mut write, version) => match write.poll_unpin(cx) {
-                    Poll::Ready(Ok(stream)) => {
+                    Poll::Ready(Ok(out)) => {
                         self.failures = 0;
                         let server_msgs = self.writing.drain(..).filter(|o| o.from_server).count();
                         if server_msgs > 0 {
                             self.events.push_back(StreamsReport::Sent { server_msgs });
                         }
-                        self.outbound = self.idle(stream, version);
+                        self.outbound = self.idle(out, version);
                     }
                     Poll::Ready(Err(error)) => {
                         tracing::debug!(%error, "bitswap outbound stream failed");
@@ -249,17 +279,24 @@ impl BitswapStreams {
                         return false;
                     }
                 },
-                Outbound::Idle(mut stream, version, mut idle) => match idle.poll_unpin(cx) {
-                    Poll::Ready(()) => {
-                        tracing::trace!("bitswap outbound stream idle; closing it");
-                        self.outbound =
-                            Outbound::Closing(async move { stream.close().await }.boxed());
-                    }
-                    Poll::Pending => {
-                        self.outbound = Outbound::Idle(stream, version, idle);
+                Outbound::Idle(mut out, version, mut idle) => {
+                    if let Err(error) = out.read_peer_close(cx) {
+                        // Not a failure to count: nothing was lost, the next message opens a new one.
+                        tracing::debug!(%error, "bitswap outbound stream ended while idle");
                         return false;
                     }
-                },
+                    match idle.poll_unpin(cx) {
+                        Poll::Ready(()) => {
+                            tracing::trace!("bitswap outbound stream idle; closing it");
+                            self.outbound =
+                                Outbound::Closing(async move { out.stream.close().await }.boxed());
+                        }
+                        Poll::Pending => {
+                            self.outbound = Outbound::Idle(out, version, idle);
+                            return false;
+                        }
+                    }
+                }
                 // A close that fails leaves nothing to do: the next message opens a new stream.
                 Outbound::Closing(mut close) => match close.poll_unpin(cx) {
                     Poll::Ready(_) => self.outbound = Outbound::Closed,
@@ -276,8 +313,8 @@ impl BitswapStreams {
         }
     }
 
-    fn idle(&self, stream: Stream, version: ProtocolVersion) -> Outbound {
-        Outbound::Idle(stream, version, Delay::new(self.config.idle_close))
+    fn idle(&self, out: SendStream, version: ProtocolVersion) -> Outbound {
+        Outbound::Idle(out, version, Delay::new(self.config.idle_close))
     }
 
     fn poll_inbound(&mut self, cx: &mut Context<'_>) -> Option<StreamsReport> {
@@ -348,7 +385,7 @@ impl Streams for BitswapStreams {
             self.version = Some(version);
             self.events.push_back(StreamsReport::Ready(version));
         }
-        self.outbound = self.idle(stream, version);
+        self.outbound = self.idle(SendStream::new(stream), version);
     }
 
     fn on_outbound_failed(&mut self, (): (), error: StreamUpgradeError<std::convert::Infallible>) {
