@@ -100,7 +100,7 @@ export async function b2bFetch(browser, relay, size, direct) {
     await a.waitFor('[data-testid="shared"] li code', TIMEOUT);
     const cid = (await a.text('[data-testid="shared"] li code')).trim();
     await b.goto(`${relay.url}?${query}`);
-    const link = direct ? `[data-testid="member-link"][data-via="${DIRECT}"]` : '[data-testid="member-link"]';
+    const link = direct ? `[data-testid="peer-link"][data-via="${DIRECT}"]` : '[data-testid="peer-link"]';
     await b.waitFor(link, 30_000);
     // The page shows "direct" as the WebRTC connection comes up, and its circuit closes some
     // 50 ms later; a fetch started in between sends its first blocks over the circuit.

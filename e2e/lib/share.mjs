@@ -1,5 +1,5 @@
 // Sharing a file from a page, and reading the relay's counters: what the transfer tests share.
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,18 +7,19 @@ import { join } from 'node:path';
 import { expect } from './assert.mjs';
 
 /// Shares `bytes` random bytes from `page` (already in its room) and returns the CID and the
-/// share link the page shows for it. Random, so that every block differs: repeating data would be
+/// share link the page shows for it, and the bytes' SHA-256. Random, so that every block differs: repeating data would be
 /// stored, and sent, once.
 export async function shareFile(page, bytes) {
   const file = join(tmpdir(), `syncscope-e2e-${Date.now()}.bin`);
-  writeFileSync(file, randomBytes(bytes));
+  const content = randomBytes(bytes);
+  writeFileSync(file, content);
   await page.getByTestId('file-input').setInputFiles(file);
   const shared = page.getByTestId('shared').locator('li').first();
   await shared.waitFor({ timeout: 60_000 });
   const cid = (await shared.locator('code').textContent()).trim();
   const link = await shared.locator('a').getAttribute('href');
   expect(link, 'link to fetch it').toMatch(new RegExp(`fetch=${cid}`));
-  return { cid, link };
+  return { cid, link, sha256: createHash('sha256').update(content).digest('hex') };
 }
 
 async function metric(relay, name) {

@@ -19,7 +19,7 @@ async function sharedAndFetched({ page, relay, openPage }, transport) {
     const done = other.page.getByTestId('fetch-done');
     await done.waitFor({ timeout: DONE_TIMEOUT });
     expect(await done.textContent(), 'outcome').toMatch(new RegExp(`fetched and verified ${cid}: 0.67 MiB`));
-    const via = await other.page.getByTestId('member-link').getAttribute('data-via');
+    const via = await other.page.getByTestId('peer-link').getAttribute('data-via');
     expect(via, 'how the fetching page reaches the sharing one').toBe('relayed (circuit)');
     await screenshot(other.page, `fetch-browser-to-browser-${transport}`);
     if (other.errors.length) throw new Error(`errors in the fetching tab:\n  ${other.errors.join('\n  ')}`);

@@ -9,14 +9,14 @@ const MiB = 1024 * 1024;
 const DIRECT = 'direct (WebRTC)';
 
 async function linkOf(page) {
-  const link = page.getByTestId('member-link');
+  const link = page.getByTestId('peer-link');
   await link.waitFor({ timeout: 20_000 });
   return link;
 }
 
 async function waitForDirect(page, who) {
   const link = await linkOf(page);
-  await page.locator(`[data-testid="member-link"][data-via="${DIRECT}"]`).waitFor({ timeout: 20_000 })
+  await page.locator(`[data-testid="peer-link"][data-via="${DIRECT}"]`).waitFor({ timeout: 20_000 })
     .catch(async () => { throw new Error(`${who} never reached its peer directly: ${await link.textContent()}`); });
 }
 
@@ -65,7 +65,7 @@ export default {
       await done.waitFor({ timeout: 60_000 });
       expect(await done.textContent(), 'outcome').toMatch(new RegExp(`fetched and verified ${cid}: 0.67 MiB`));
       // Whichever page dialled says why: the one with the smaller peer id.
-      const reasons = [page, other.page].map((p) => p.getByTestId('member-not-direct'));
+      const reasons = [page, other.page].map((p) => p.getByTestId('peer-not-direct'));
       const why = await Promise.any(reasons.map((r) => r.waitFor({ timeout: 30_000 }).then(() => r)))
         .catch(() => { throw new Error('neither page said why it is not direct'); });
       expect(await why.textContent(), 'reason').toMatch(/direct WebRTC failed: .+/);

@@ -1,6 +1,7 @@
 //! The root component and the panels it shows.
 
 use leptos::prelude::*;
+use syncscope_node::net::PeerId;
 use syncscope_node::node::RoomMember;
 use syncscope_node::store::Manifest;
 
@@ -142,6 +143,7 @@ fn RoomPanel(conn: Connection) -> impl IntoView {
                             <span class=format!("badge {}", outsider.kind.label())>{outsider.kind.label()}</span>
                             <code>{outsider.peer.to_string()}</code>
                             <span class="muted">{format!(" {}", outsider.agent)}</span>
+                            <LinkNote peer=outsider.peer conn=conn />
                         </li>
                     </For>
                 </ul>
@@ -154,16 +156,24 @@ fn RoomPanel(conn: Connection) -> impl IntoView {
 fn MemberRow(member: RoomMember, conn: Connection) -> impl IntoView {
     let kind = member.kind.label();
     let peer = member.peer;
-    let link = move || conn.links.with(|all| all.get(&peer).cloned());
     view! {
         <li data-testid="member" data-peer=peer.to_string() data-kind=kind>
             <span class=format!("badge {kind}")>{kind}</span>
             <code>{peer.to_string()}</code>
-            {move || link().map(|link| view! {
-                <span class="muted" data-testid="member-link" data-via=link.via>{format!(" {}", link.via)}</span>
-                {link.not_direct.map(|why| view! { <span class="muted" data-testid="member-not-direct">{format!(": {why}")}</span> })}
-            })}
+            <LinkNote peer=peer conn=conn />
         </li>
+    }
+}
+
+/// How this page reaches `peer` ("direct (WebRTC)", "relayed (circuit)", …), and why not direct.
+#[component]
+fn LinkNote(peer: PeerId, conn: Connection) -> impl IntoView {
+    let link = move || conn.links.with(|all| all.get(&peer).cloned());
+    move || {
+        link().map(|link| view! {
+            <span class="muted" data-testid="peer-link" data-via=link.via>{format!(" {}", link.via)}</span>
+            {link.not_direct.map(|why| view! { <span class="muted" data-testid="peer-not-direct">{format!(": {why}")}</span> })}
+        })
     }
 }
 

@@ -1,8 +1,10 @@
 //! Room members that reach each other through a relay circuit upgrade to direct WebRTC on their
 //! own. The member that dialled the circuit (the smaller peer id, see the driver) dials the
 //! other's `/p2p-circuit/webrtc` address once identify shows that it takes the signalling
-//! protocol. Once the direct connection is up the circuit is closed, so every byte goes direct;
-//! if ICE fails the dial fails, and the pair stays on the circuit.
+//! protocol. Once the direct connection is up the circuit's dialler closes it, so every byte goes
+//! direct; if ICE fails the dial fails, and the pair stays on the circuit. A circuit the peer
+//! dialled is the peer's to close: closed from this side as the direct connection opens on the
+//! other, it can reach the peer first, and js-libp2p then takes the peer for gone.
 
 use std::collections::HashMap;
 
@@ -17,7 +19,7 @@ pub(super) struct DirectUpgrades {
     enabled: bool,
     /// Circuits this node dialled, until their peer is identified.
     dialled: HashMap<PeerId, Multiaddr>,
-    /// Each peer's circuit connections, to close once a direct one is up.
+    /// Each peer's circuit connections that this node dialled, to close once a direct one is up.
     circuits: HashMap<PeerId, Vec<ConnectionId>>,
 }
 
@@ -39,8 +41,8 @@ impl DirectUpgrades {
     ) -> Vec<ConnectionId> {
         match TransportKind::of_connection(endpoint) {
             TransportKind::Circuit => {
-                self.circuits.entry(peer).or_default().push(id);
                 if let ConnectedPoint::Dialer { address, .. } = endpoint {
+                    self.circuits.entry(peer).or_default().push(id);
                     self.dialled.insert(peer, address.clone());
                 }
                 Vec::new()
@@ -60,10 +62,11 @@ impl DirectUpgrades {
         peer: PeerId,
         protocols: &[StreamProtocol],
     ) -> Option<DialOpts> {
+        let circuit = self.dialled.remove(&peer)?;
         if !self.enabled || !protocols.contains(&webrtc::SIGNALING_PROTOCOL) {
             return None;
         }
-        let addr = webrtc::dial_addr(&self.dialled.remove(&peer)?, peer)?;
+        let addr = webrtc::dial_addr(&circuit, peer)?;
         tracing::info!(%peer, %addr, "dialling the room member over direct WebRTC");
         Some(DialOpts::peer_id(peer).condition(PeerCondition::Always).addresses(vec![addr]).build())
     }
@@ -126,6 +129,12 @@ mod tests {
         };
         upgrades.on_established(peer, id, &inbound);
         assert!(upgrades.on_identified(peer, &[webrtc::SIGNALING_PROTOCOL]).is_none());
+        let direct = ConnectedPoint::Listener {
+            local_addr: format!("{RELAY}/p2p-circuit/webrtc").parse().unwrap(),
+            send_back_addr: format!("/webrtc/p2p/{peer}").parse().unwrap(),
+        };
+        let to_close = upgrades.on_established(peer, ConnectionId::new_unchecked(2), &direct);
+        assert!(to_close.is_empty(), "the peer's own circuit is left to the peer");
 
         let mut upgrades = DirectUpgrades::new(false);
         upgrades.on_established(peer, id, &dialer(circuit_to(peer)));

@@ -67,6 +67,9 @@ pub(super) struct Driver {
     upgrades: DirectUpgrades,
     /// Listening for direct WebRTC through the relay; kept across relay reconnections.
     webrtc_listener: Option<ListenerId>,
+    /// Circuit addresses asked for before the relay was connected: the relay client drops a
+    /// circuit dial that races its own dial of the relay.
+    circuit_dials: Vec<Multiaddr>,
     membership: Membership,
     fetches: Fetches,
     /// Pause pull-sync's pulling while a fetch or a link probe runs
@@ -100,6 +103,7 @@ impl Driver {
             dial_members: config.dial_members,
             upgrades: DirectUpgrades::new(config.direct_webrtc.enabled && webrtc::SUPPORTED),
             webrtc_listener: None,
+            circuit_dials: Vec::new(),
             fetches: Fetches::default(),
             pullsync_yields: config.protocols.pullsync_yields,
             probes: 0,
@@ -176,10 +180,7 @@ impl Driver {
                 self.membership.leave(&mut self.swarm.behaviour_mut().rooms, &room);
                 Ok(())
             }
-            Command::Dial(addr) => self
-                .swarm
-                .dial(addr.clone())
-                .map_err(|e| NodeError::Dial { addr, error: Arc::new(e) }),
+            Command::Dial(addr) => self.dial(addr),
             Command::Add(content) => {
                 let (name, unixfs, swarm) = *content;
                 self.add(&name, unixfs, swarm)
@@ -327,6 +328,24 @@ impl Driver {
         self.emit(NodeEvent::DirectWebRtcFailed { peer, error });
     }
 
+    /// Dials `addr`. A `/webrtc` address is reached through the circuit under it, which upgrades
+    /// to direct WebRTC once the peer is identified ([`DirectUpgrades`]).
+    fn dial(&mut self, addr: Multiaddr) -> Result<(), NodeError> {
+        let addr = match webrtc::circuit_of(&addr) {
+            Some(circuit) => {
+                tracing::info!(%addr, %circuit, "dialling the circuit under a /webrtc address");
+                circuit
+            }
+            None => addr,
+        };
+        if is_circuit(&addr) && self.relay.is_some() && self.relay_addr.is_none() {
+            tracing::info!(%addr, "dialling the circuit once the relay is connected");
+            self.circuit_dials.push(addr);
+            return Ok(());
+        }
+        self.swarm.dial(addr.clone()).map_err(|e| NodeError::Dial { addr, error: Arc::new(e) })
+    }
+
     fn dial_failed(&mut self, peer: Option<PeerId>, error: DialError) {
         if let Some(peer) = peer.filter(|_| DirectWebRtcFailure::is_webrtc_dial(&error)) {
             return self.direct_webrtc_failed(peer, DirectWebRtcFailure::Dial(Arc::new(error)));
@@ -472,6 +491,11 @@ impl Driver {
     /// Reserves a slot through the connection just made, so that room members can dial us.
     fn relay_connected(&mut self, relay: PeerId, addr: Multiaddr) {
         self.relay_addr = Some(addr.clone());
+        for circuit in std::mem::take(&mut self.circuit_dials) {
+            if let Err(error) = self.dial(circuit) {
+                self.emit(NodeEvent::Error { error });
+            }
+        }
         if !self.reserve {
             return;
         }

@@ -38,6 +38,17 @@ pub fn dial_addr(circuit: &Multiaddr, peer: PeerId) -> Option<Multiaddr> {
     Some(addr.with(Protocol::WebRTC).with(Protocol::P2p(peer)))
 }
 
+/// The circuit address behind the `/webrtc` address `addr`
+/// (`<relay addr>/p2p-circuit/webrtc/p2p/<peer>` gives `<relay addr>/p2p-circuit/p2p/<peer>`), or
+/// `None` if `addr` is not one. A dial goes there first: the signalling needs that connection.
+pub fn circuit_of(addr: &Multiaddr) -> Option<Multiaddr> {
+    let peer = peer_of(addr)?;
+    let mut circuit = addr.clone();
+    circuit.pop();
+    circuit.pop();
+    (circuit.iter().last() == Some(Protocol::P2pCircuit)).then(|| circuit.with(Protocol::P2p(peer)))
+}
+
 /// The peer a `/webrtc/p2p/<peer>` address leads to: usually behind a circuit
 /// (`<relay addr>/p2p-circuit/webrtc/p2p/<peer>`), though any connection to the peer can carry
 /// the signalling.
@@ -67,11 +78,14 @@ mod tests {
     #[test]
     fn a_circuit_address_turns_into_the_peers_webrtc_address() {
         let peer = PeerId::random();
-        let addr = dial_addr(&circuit(peer), peer).unwrap();
+        let through = circuit(peer);
+        let addr = dial_addr(&through, peer).unwrap();
         assert!(addr.to_string().ends_with(&format!("/p2p-circuit/webrtc/p2p/{peer}")), "{addr}");
         assert_eq!(peer_of(&addr), Some(peer));
+        assert_eq!(circuit_of(&addr), Some(through));
         let bare: Multiaddr = format!("/webrtc/p2p/{peer}").parse().unwrap();
         assert_eq!(peer_of(&bare), Some(peer));
+        assert_eq!(circuit_of(&bare), None);
         assert_eq!(dial_addr(&circuit(peer), PeerId::random()), None);
         assert_eq!(dial_addr(&"/ip4/127.0.0.1/tcp/1".parse().unwrap(), peer), None);
     }
