@@ -204,10 +204,13 @@ impl<G: Glue> Ctx<'_, G> {
     }
 
     /// `peer`'s established connections that are not closing and whose remote speaks the
-    /// protocol, oldest first.
+    /// protocol, newest first: where a glue sends. A newer connection is most often an upgrade
+    /// (direct WebRTC after the relay's circuit), and the older one is about to be closed: what
+    /// is sent on it would be lost, and a fetch started in that moment waited for blocks that
+    /// never came.
     pub fn connections(&self, peer: PeerId) -> impl Iterator<Item = (ConnectionId, &G::Conn)> {
         let ids = self.link.peers.get(&peer).map(|p| p.connections.as_slice()).unwrap_or_default();
-        ids.iter().filter_map(|id| {
+        ids.iter().rev().filter_map(|id| {
             let c = self.link.connections.get(id).filter(|c| c.usable())?;
             Some((*id, &c.state))
         })

@@ -262,12 +262,10 @@ impl<S: BlockStore> Glue for BitswapGlue<S> {
         }
     }
 
-    /// Hands a message to the peer's newest connection, which queues it while its stream is
-    /// still negotiating. A newer connection is most often an upgrade (direct WebRTC after the
-    /// relay's circuit), and the older one is about to be closed: what is sent on it would be
-    /// lost, and a fetch started in that moment waited for blocks that never came.
+    /// Hands a message to the peer's newest live connection, which queues it while its stream
+    /// is still negotiating.
     fn route(&mut self, ctx: &mut Ctx<Self>, t: Transmit<PeerId>) {
-        let chosen = ctx.connections(t.peer).filter(|(_, c)| !c.dead).last();
+        let chosen = ctx.connections(t.peer).find(|(_, c)| !c.dead);
         let Some(conn) = chosen.map(|(id, _)| id) else {
             if t.from_server {
                 ctx.core.handle_sent(t.peer);

@@ -206,9 +206,7 @@ where
         let key = t.stream;
         match t.action {
             StreamAction::Open(protocol) => {
-                // The newest connection, as for Bitswap's messages: an older one is most often a
-                // relay circuit about to give way to direct WebRTC.
-                let newest = ctx.connections(t.peer).last().map(|(id, _)| id);
+                let newest = ctx.connections(t.peer).next().map(|(id, _)| id);
                 match newest {
                     Some(conn) => {
                         self.routes.insert(key, conn);
