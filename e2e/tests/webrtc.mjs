@@ -8,6 +8,18 @@ import { circuitsClosed, relayedBytes, shareFile } from '../lib/share.mjs';
 const MiB = 1024 * 1024;
 const DIRECT = 'direct (WebRTC)';
 
+// Every RTCPeerConnection the page makes, for a test to close.
+const KEEP_PEER_CONNECTIONS = () => {
+  const Native = window.RTCPeerConnection;
+  window.__peerConnections = [];
+  window.RTCPeerConnection = class extends Native {
+    constructor(...args) {
+      super(...args);
+      window.__peerConnections.push(this);
+    }
+  };
+};
+
 async function linkOf(page) {
   const link = page.getByTestId('peer-link');
   await link.waitFor({ timeout: 20_000 });
@@ -75,6 +87,33 @@ export default {
       }
       await screenshot(other.page, 'fetch-browser-to-browser-ice-failed');
       if (other.errors.length) throw new Error(`errors in the fetching tab:\n  ${other.errors.join('\n  ')}`);
+    } finally {
+      await other.close();
+    }
+  },
+
+  // The page that did not dial closes its RTCPeerConnection, as if its network had gone: the
+  // dialler sees the peer connection end, dials the circuit again and upgrades anew. (A page
+  // that closes its own peer connection gets no event for it, so the dialler is the one that
+  // fetches afterwards.)
+  'when the direct connection drops, the pair goes back through the relay and is direct again': async ({ page, relay, openPage }) => {
+    const room = `redial-${Date.now()}`;
+    const other = await openPage();
+    try {
+      for (const p of [page, other.page]) {
+        await p.addInitScript(KEEP_PEER_CONNECTIONS);
+        await p.goto(`${relay.url}?room=${room}&transport=ws`);
+      }
+      await waitForDirect(other.page, 'the second page');
+      await waitForDirect(page, 'the first page');
+      const ids = await Promise.all([page, other.page].map(async (p) => (await p.getByTestId('own-peer-id').textContent()).trim()));
+      const [dialler, answerer] = ids[0] < ids[1] ? [page, other.page] : [other.page, page];
+      const { cid } = await shareFile(answerer, 700_000);
+      await answerer.evaluate(() => window.__peerConnections.forEach((pc) => pc.close()));
+      await dialler.waitForFunction(() => performance.getEntriesByName('syncscope:peer-connected:direct (WebRTC)').length >= 2, null, { timeout: 40_000 })
+        .catch(() => { throw new Error('the dialler never reached its peer directly again'); });
+      const outcome = await fetchByCid(dialler, cid);
+      expect(outcome, 'outcome').toMatch(new RegExp(`fetched and verified ${cid}: 0.67 MiB in .*, 4 blocks from 1 peer`));
     } finally {
       await other.close();
     }

@@ -25,7 +25,7 @@ use super::events::{
     ReservationError, TransportKind,
 };
 use super::fetches::{FetchUpdate, Fetches};
-use super::membership::{Membership, RoomUpdate};
+use super::membership::{Membership, RoomMember};
 use super::redial::Redial;
 use super::stored_content::{DriverRequest, StoredContent};
 use crate::agent::PeerKind;
@@ -286,10 +286,13 @@ impl Driver {
             {
                 self.upgrades.on_closed(peer_id, connection_id, num_established);
             }
-            SwarmEvent::ConnectionClosed { peer_id, connection_id, cause, .. } => {
+            SwarmEvent::ConnectionClosed { peer_id, connection_id, cause, endpoint, .. } => {
                 self.upgrades.on_closed(peer_id, connection_id, 0);
                 tracing::info!(%peer_id, ?cause, "disconnected");
                 self.emit(NodeEvent::Disconnected { peer: peer_id, cause: cause.map(Arc::new) });
+                if TransportKind::of_connection(&endpoint) == TransportKind::WebRtc {
+                    self.redial_member(peer_id);
+                }
                 if self.is_relay(peer_id) {
                     self.relay_lost();
                 }
@@ -521,7 +524,7 @@ impl Driver {
         let rooms = &mut self.swarm.behaviour_mut().rooms;
         match self.membership.handle(rooms, source, id, message, self.relay_addr.as_ref()) {
             Some(Ok(update)) => {
-                self.dial_new_members(&update);
+                self.dial_members(&update.joined);
                 self.emit(NodeEvent::Room(update));
             }
             Some(Err(e)) => self.emit(NodeEvent::Error { error: NodeError::MemberList(e) }),
@@ -529,14 +532,24 @@ impl Driver {
         }
     }
 
+    /// A room member whose direct WebRTC connection ended (its peer connection failed, say) is
+    /// dialled through the relay again, by the side that dialled it before, and upgrades from
+    /// there; a member that left is in no room any more.
+    fn redial_member(&mut self, peer: PeerId) {
+        if let Some(member) = self.membership.member(peer, self.relay_addr.as_ref()) {
+            tracing::info!(%peer, "lost the direct connection to a room member; dialling it again");
+            self.dial_members(&[member]);
+        }
+    }
+
     /// Of each pair of members, the one with the smaller peer id dials, so that a pair holds one
     /// circuit rather than two.
-    fn dial_new_members(&mut self, update: &RoomUpdate) {
+    fn dial_members(&mut self, members: &[RoomMember]) {
         if !self.dial_members {
             return;
         }
         let me = *self.swarm.local_peer_id();
-        for member in &update.joined {
+        for member in members {
             let connected = self.swarm.connected_peers().count();
             if me >= member.peer
                 || self.swarm.is_connected(&member.peer)

@@ -63,6 +63,13 @@ impl Membership {
         self.views.remove(room);
     }
 
+    /// `peer` as a member of one of this node's rooms, if it is one.
+    pub fn member(&self, peer: PeerId, relay_addr: Option<&Multiaddr>) -> Option<RoomMember> {
+        let id = peer.to_bytes();
+        let found = self.views.values().flat_map(RoomView::members).find(|m| m.peer_id == id)?;
+        member(found, relay_addr)
+    }
+
     /// The relay's lists die with the connection to it: every room starts empty again, and its
     /// next list, from the relay dialled anew, counts every member as joined (to be dialled
     /// again, as their circuits went with the relay). Returns each room's leaves.
