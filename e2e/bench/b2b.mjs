@@ -79,6 +79,14 @@ export async function dataChannelCeiling(browser, relay, size, messageSize) {
   });
 }
 
+/// In the page: from its node's start (when it dials the relay) until its link to the other page
+/// came up over `via`, plus from the fetch's start to its first byte. The bench's own wait
+/// between the two is left out.
+const dialToFirstByte = (via) => `(() => {
+  const at = (name) => performance.getEntriesByName('syncscope:' + name).at(-1)?.startTime;
+  return at(${JSON.stringify(`peer-connected:${via}`)}) - at('node-started') + at('fetch-first-byte') - at('fetch-started');
+})()`;
+
 /// Page `a` shares `size` bytes in a fresh room; page `b` joins and, once it reaches `a` the way
 /// asked (`direct`: over direct WebRTC, once the circuit has closed; else through the relay's
 /// circuit, with `?direct=off`), fetches them. The relay's circuit bytes and CPU time are read just before and after the fetch.
@@ -122,6 +130,7 @@ export async function b2bFetch(browser, relay, size, direct) {
     const fromStore = Number(await b.attr(done, 'from-store'));
     if (fromStore > 0) throw new Error(`${fromStore} blocks came from the fetching page's own store, not from the other page`);
     for (const page of [a, b]) if (page.errors.length) throw new Error(page.errors.join('; '));
-    return { bytes, elapsedMs: Number(await b.attr(done, 'elapsed-ms')), relayed, relayCpuS };
+    const firstByteMs = await b.evaluate(dialToFirstByte(direct ? DIRECT : 'relayed (circuit)'));
+    return { bytes, elapsedMs: Number(await b.attr(done, 'elapsed-ms')), relayed, relayCpuS, firstByteMs };
   });
 }

@@ -45,6 +45,12 @@ const CASES = [
   { name: 'b2b_webrtc_ratio_to_datachannel', unit: 'ratio', step: ['b2b_webrtc', 'b2b_datachannel'], read: (r) => ratio(mbps(r.b2b_webrtc), mbps(r.b2b_datachannel)) },
   { name: 'b2b_relay_bytes_pct', unit: '%', step: ['b2b_webrtc'], read: (r) => r.b2b_webrtc && (100 * r.b2b_webrtc.relayed) / r.b2b_webrtc.bytes },
   { name: 'relay_cpu_s_per_gb_b2b_circuit', unit: 's/GB', step: ['b2b_circuit'], read: (r) => r.b2b_circuit && r.b2b_circuit.relayCpuS / (r.b2b_circuit.bytes / 1e9) },
+  // From dialling to the fetch's first byte (see `fetchOnce` and `b2bFetch` for where each
+  // starts and ends).
+  { name: 'dial_to_first_byte_ms_ws', unit: 'ms', step: ['fetch_ws'], read: (r) => r.fetch_ws?.firstByteMs },
+  { name: 'dial_to_first_byte_ms_webrtc_direct', unit: 'ms', step: ['fetch_webrtc-direct'], read: (r) => r['fetch_webrtc-direct']?.firstByteMs },
+  { name: 'dial_to_first_byte_ms_b2b_circuit', unit: 'ms', step: ['b2b_circuit'], read: (r) => r.b2b_circuit?.firstByteMs },
+  { name: 'dial_to_first_byte_ms_b2b_webrtc', unit: 'ms', step: ['b2b_webrtc'], read: (r) => r.b2b_webrtc?.firstByteMs },
   { name: 'relay_cpu_s_per_gb_b2b_webrtc', unit: 's/GB', step: ['b2b_webrtc'], read: (r) => r.b2b_webrtc && r.b2b_webrtc.relayCpuS / (r.b2b_webrtc.bytes / 1e9) },
 ];
 
@@ -194,7 +200,13 @@ async function fetchOnce(browser, relay, cid, transport, visits = 1, extra = '')
       // The fetch's own window; the page's load and wasm start-up come before it.
       const during = window.__longtasks.filter((t) => t.start + t.duration >= now - ${elapsedMs} - 100);
       const wasm = performance.getEntriesByType('resource').find((e) => e.name.endsWith('.wasm'));
-      return { longestTaskMs: Math.max(0, ...during.map((t) => t.duration)), wasmOnWire: wasm?.encodedBodySize };
+      // From the node's start, when it dials the relay, to the share link's fetch's first byte.
+      const at = (name) => performance.getEntriesByName('syncscope:' + name).at(-1)?.startTime;
+      return {
+        longestTaskMs: Math.max(0, ...during.map((t) => t.duration)),
+        wasmOnWire: wasm?.encodedBodySize,
+        firstByteMs: at('fetch-first-byte') - at('node-started'),
+      };
     })()`);
     return {
       elapsedMs,

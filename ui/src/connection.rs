@@ -162,6 +162,8 @@ async fn run(conn: Connection, observers: Observers) -> Result<(), String> {
                 if matches!(transport, TransportKind::Circuit | TransportKind::WebRtc) {
                     observers.probe.peer_connected(peer);
                 }
+                // For the benchmark's dial_to_first_byte_ms: when each kind of link came up.
+                timing::mark(&format!("peer-connected:{}", transport.label()));
                 let link = PeerLink { via: transport.label(), not_direct: None };
                 conn.links.update(|all| drop(all.insert(peer, link)));
             }

@@ -7,6 +7,7 @@ use std::time::Duration;
 use leptos::prelude::*;
 
 use crate::per_frame::PerFrame;
+use crate::timing;
 use syncscope_node::net::PeerId;
 use syncscope_node::node::{BlockSources, ContentAdded, FetchUpdate, NodeControl, RoomMember};
 use syncscope_node::rt;
@@ -65,6 +66,8 @@ pub struct Transfers {
     waiting_shares: StoredValue<Vec<(String, Vec<u8>)>>,
     /// Redrawn at most once per frame: a fetch reports progress after every block.
     pub progress: PerFrame<Option<Progress>>,
+    /// Whether the running fetch's first byte has arrived (marked for the benchmark).
+    first_byte: StoredValue<bool>,
     pub outcome: RwSignal<Option<Outcome>>,
     pub shared: RwSignal<Vec<ContentAdded>>,
     pub error: RwSignal<Option<String>>,
@@ -81,6 +84,7 @@ impl Transfers {
             connected: StoredValue::new(BTreeSet::new()),
             waiting_shares: StoredValue::new(Vec::new()),
             progress: PerFrame::new(None),
+            first_byte: StoredValue::new(false),
             outcome: RwSignal::new(None),
             shared: RwSignal::new(Vec::new()),
             error: RwSignal::new(None),
@@ -94,6 +98,8 @@ impl Transfers {
             control.fetch_named(cid, name).map_err(|e| e.to_string())
         });
         if started {
+            timing::mark("fetch-started");
+            self.first_byte.set_value(false);
             self.outcome.set(None);
             let root = root.trim().to_string();
             self.progress.set(Some(Progress { root, blocks: 0, bytes: 0, wanted: 1 }));
@@ -188,6 +194,10 @@ impl Transfers {
     pub fn on_fetch(&self, update: FetchUpdate) {
         match update {
             FetchUpdate::Progress { root, blocks, bytes, wanted } => {
+                if bytes > 0 && !self.first_byte.get_value() {
+                    self.first_byte.set_value(true);
+                    timing::mark("fetch-first-byte");
+                }
                 let progress = Progress { root: root.to_string(), blocks, bytes, wanted };
                 self.progress.set_next_frame(Some(progress));
             }
