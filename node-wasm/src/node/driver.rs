@@ -8,7 +8,6 @@ use std::time::Duration;
 use cid::Cid;
 use futures::{channel::mpsc, FutureExt, StreamExt};
 use libp2p::{
-    core::transport::ListenerId,
     gossipsub, identify,
     multiaddr::Protocol,
     ping,
@@ -66,7 +65,7 @@ pub(super) struct Driver {
     dial_members: bool,
     upgrades: DirectUpgrades,
     /// Listening for direct WebRTC through the relay; kept across relay reconnections.
-    webrtc_listener: Option<ListenerId>,
+    listening_webrtc: bool,
     /// Circuit addresses asked for before the relay was connected: the relay client drops a
     /// circuit dial that races its own dial of the relay.
     circuit_dials: Vec<Multiaddr>,
@@ -102,7 +101,7 @@ impl Driver {
             reserve: config.reserve,
             dial_members: config.dial_members,
             upgrades: DirectUpgrades::new(config.direct_webrtc.enabled && webrtc::SUPPORTED),
-            webrtc_listener: None,
+            listening_webrtc: false,
             circuit_dials: Vec::new(),
             fetches: Fetches::default(),
             pullsync_yields: config.protocols.pullsync_yields,
@@ -281,13 +280,18 @@ impl Driver {
                 let transport = TransportKind::of_connection(&endpoint);
                 self.emit(NodeEvent::Connected { peer: peer_id, transport, addr });
             }
-            SwarmEvent::ConnectionClosed { peer_id, connection_id, num_established, .. }
-                if num_established > 0 =>
-            {
+            SwarmEvent::ConnectionClosed {
+                peer_id,
+                connection_id,
+                num_established,
+                cause,
+                endpoint,
+                ..
+            } => {
                 self.upgrades.on_closed(peer_id, connection_id, num_established);
-            }
-            SwarmEvent::ConnectionClosed { peer_id, connection_id, cause, endpoint, .. } => {
-                self.upgrades.on_closed(peer_id, connection_id, 0);
+                if num_established > 0 {
+                    return;
+                }
                 tracing::info!(%peer_id, ?cause, "disconnected");
                 self.emit(NodeEvent::Disconnected { peer: peer_id, cause: cause.map(Arc::new) });
                 if TransportKind::of_connection(&endpoint) == TransportKind::WebRtc {
@@ -507,9 +511,9 @@ impl Driver {
             let error = ReservationError::Listen(Arc::new(e));
             self.emit(NodeEvent::ReservationFailed { error });
         }
-        if self.upgrades.enabled() && self.webrtc_listener.is_none() {
+        if self.upgrades.enabled() && !self.listening_webrtc {
             match self.swarm.listen_on(webrtc::listen_addr(circuit)) {
-                Ok(id) => self.webrtc_listener = Some(id),
+                Ok(_) => self.listening_webrtc = true,
                 Err(e) => tracing::warn!("cannot listen for direct WebRTC: {e}"),
             }
         }

@@ -58,11 +58,13 @@ impl std::fmt::Display for DirectWebRtcFailure {
     /// libp2p prints nothing for a transport's own error (`TransportError::Other`): the words
     /// are in the error it holds.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match (self.transport_error(), self) {
-            (Some(TransportError::Other(e)), _) => write!(f, "{e}"),
-            (Some(e), _) => write!(f, "{e}"),
-            (None, Self::Dial(e)) => write!(f, "{e}"),
-            (None, Self::Listen(e)) => write!(f, "{e}"),
+        match self.transport_error() {
+            Some(TransportError::Other(e)) => write!(f, "{e}"),
+            Some(e) => write!(f, "{e}"),
+            None => match self {
+                Self::Dial(e) => write!(f, "{e}"),
+                Self::Listen(e) => write!(f, "{e}"),
+            },
         }
     }
 }

@@ -6,6 +6,7 @@
 //! The transport lives in the browser only (`browser`); the settings and addresses are read
 //! everywhere.
 
+pub mod answering;
 #[cfg(target_arch = "wasm32")]
 mod browser;
 mod config;

@@ -6,7 +6,6 @@
 use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
@@ -19,14 +18,11 @@ use send_wrapper::SendWrapper;
 
 use super::error::WebRtcError;
 use super::handshake;
+use crate::net::webrtc::answering::{Answering, MAX_ANSWERING};
 use crate::net::webrtc::{is_listen_addr, peer_of, DirectWebRtcConfig, SIGNALING_PROTOCOL};
 use crate::rt;
 
 type Connecting = BoxFuture<'static, Result<(PeerId, Connection), WebRtcError>>;
-
-/// Peers' dials answered at once; each holds an `RTCPeerConnection` for up to the connect
-/// timeout, so a peer that kept dialling could otherwise make the page hold hundreds.
-const MAX_ANSWERING: usize = 4;
 
 pub struct Transport {
     config: Arc<DirectWebRtcConfig>,
@@ -34,8 +30,8 @@ pub struct Transport {
     /// Signalling streams from peers that dial us; none when direct WebRTC is off.
     incoming: Option<IncomingStreams>,
     listeners: Vec<(ListenerId, Multiaddr)>,
-    /// Dials being answered now ([`MAX_ANSWERING`]).
-    answering: Arc<AtomicUsize>,
+    /// Dials being answered now, up to [`MAX_ANSWERING`].
+    answering: Answering,
     events: VecDeque<TransportEvent<Connecting, WebRtcError>>,
     waker: Option<Waker>,
 }
@@ -50,7 +46,7 @@ impl Transport {
             control,
             incoming,
             listeners: Vec::new(),
-            answering: Arc::default(),
+            answering: Answering::default(),
             events: VecDeque::new(),
             waker: None,
         }
@@ -61,23 +57,6 @@ impl Transport {
         if let Some(waker) = self.waker.take() {
             waker.wake();
         }
-    }
-}
-
-/// One dial being answered, counted until it ends.
-struct Answering(Arc<AtomicUsize>);
-
-impl Answering {
-    fn start(count: &Arc<AtomicUsize>) -> Option<Self> {
-        let under_way = count.fetch_add(1, Ordering::Relaxed);
-        let answering = Self(count.clone());
-        (under_way < MAX_ANSWERING).then_some(answering)
-    }
-}
-
-impl Drop for Answering {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
@@ -151,7 +130,7 @@ impl libp2p::core::Transport for Transport {
             // Not listening (no reservation yet, or given up): the stream is dropped and the
             // peer's dial fails, so it stays on the circuit.
             let Some((listener_id, local_addr)) = self.listeners.first().cloned() else { continue };
-            let Some(answering) = Answering::start(&self.answering) else {
+            let Some(answering) = self.answering.start() else {
                 tracing::warn!(%peer, "refusing a direct WebRTC dial: {MAX_ANSWERING} being answered");
                 continue;
             };
