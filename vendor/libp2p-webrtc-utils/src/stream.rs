@@ -31,7 +31,7 @@ use futures::{channel::oneshot, prelude::*, ready};
 use crate::{
     proto::{Flag, Message},
     stream::{
-        drop_listener::GracefullyClosed,
+        drop_listener::Dropped,
         framed_dc::FramedDc,
         state::{Closing, State},
     },
@@ -63,8 +63,12 @@ pub struct Stream<T> {
     io: FramedDc<T>,
     state: State,
     read_buffer: Bytes,
-    /// Dropping this will close the oneshot and notify the receiver by emitting `Canceled`.
-    drop_notifier: Option<oneshot::Sender<GracefullyClosed>>,
+    /// Tells the [`DropListener`] how the stream ended, once it is dropped (syncscope patch).
+    drop_notifier: Option<oneshot::Sender<Dropped>>,
+    /// We closed our writing with a FIN (syncscope patch).
+    sent_fin: bool,
+    /// The remote closed its writing (syncscope patch).
+    received_fin: bool,
 }
 
 impl<T> Stream<T>
@@ -81,6 +85,8 @@ where
             state: State::Open,
             read_buffer: Bytes::default(),
             drop_notifier: Some(sender),
+            sent_fin: false,
+            received_fin: false,
         };
         let listener = DropListener::new(framed_dc::new(data_channel), receiver);
 
@@ -139,6 +145,7 @@ where
                 read_buffer,
                 io,
                 state,
+                received_fin,
                 ..
             } = &mut *self;
 
@@ -148,6 +155,7 @@ where
                         state.handle_inbound_flag(flag, read_buffer);
                     }
                     if flag == Some(Flag::Fin) {
+                        *received_fin = true;
                         send_fin_ack(io, cx);
                     }
 
@@ -169,6 +177,7 @@ where
                 }
                 None => {
                     state.handle_inbound_flag(Flag::Fin, read_buffer);
+                    *received_fin = true;
                     return Poll::Ready(Ok(0));
                 }
             }
@@ -245,11 +254,7 @@ where
                     ready!(self.io.poll_flush_unpin(cx))?;
 
                     self.state.write_closed();
-                    let _ = self
-                        .drop_notifier
-                        .take()
-                        .expect("to not close twice")
-                        .send(GracefullyClosed {});
+                    self.sent_fin = true;
 
                     return Poll::Ready(Ok(()));
                 }
@@ -271,6 +276,20 @@ where
     if let Poll::Ready(Ok(())) = io.poll_ready_unpin(cx) {
         if io.start_send_unpin(fin_ack).is_ok() {
             let _ = io.poll_flush_unpin(cx);
+        }
+    }
+}
+
+/// syncscope patch: the [`DropListener`] learns how the stream ended when it is dropped, not when
+/// it is closed: after a FIN of ours it still has to answer the remote's FIN with FIN_ACK, which
+/// the stream, gone, can no longer do.
+impl<T> Drop for Stream<T> {
+    fn drop(&mut self) {
+        if let Some(notifier) = self.drop_notifier.take() {
+            let _ = notifier.send(Dropped {
+                sent_fin: self.sent_fin,
+                received_fin: self.received_fin,
+            });
         }
     }
 }
@@ -362,6 +381,29 @@ mod tests {
         futures::executor::block_on(stream.read_to_end(&mut read)).unwrap();
         assert_eq!(read, b"want");
         assert_eq!(*channel.written.borrow(), encode(&[(Some(Flag::FinAck), None)]));
+    }
+
+    // syncscope patch: a stream dropped after our FIN still answers the remote's FIN, and one
+    // dropped without a FIN is reset.
+    #[test]
+    fn a_dropped_stream_acknowledges_the_remotes_fin_or_resets() {
+        let channel = Replay::default();
+        *channel.input.borrow_mut() = futures::io::Cursor::new(encode(&[
+            (None, Some(b"unread")),
+            (Some(Flag::Fin), None),
+        ]));
+        let (mut stream, drop_listener) = Stream::new(channel.clone());
+        futures::executor::block_on(stream.close()).unwrap();
+        drop(stream);
+        futures::executor::block_on(drop_listener).unwrap();
+        let fin_then_ack = encode(&[(Some(Flag::Fin), None), (Some(Flag::FinAck), None)]);
+        assert_eq!(*channel.written.borrow(), fin_then_ack);
+
+        let channel = Replay::default();
+        let (stream, drop_listener) = Stream::new(channel.clone());
+        drop(stream);
+        futures::executor::block_on(drop_listener).unwrap();
+        assert_eq!(*channel.written.borrow(), encode(&[(Some(Flag::Reset), None)]));
     }
 
     #[test]

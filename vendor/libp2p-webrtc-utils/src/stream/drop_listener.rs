@@ -26,7 +26,7 @@ use std::{
 };
 
 use futures::{
-    AsyncRead, AsyncWrite, FutureExt, SinkExt,
+    AsyncRead, AsyncWrite, FutureExt, SinkExt, StreamExt,
     channel::{oneshot, oneshot::Canceled},
 };
 
@@ -41,7 +41,7 @@ pub struct DropListener<T> {
 }
 
 impl<T> DropListener<T> {
-    pub fn new(stream: FramedDc<T>, receiver: oneshot::Receiver<GracefullyClosed>) -> Self {
+    pub fn new(stream: FramedDc<T>, receiver: oneshot::Receiver<Dropped>) -> Self {
         Self {
             state: State::Idle { stream, receiver },
         }
@@ -52,7 +52,15 @@ enum State<T> {
     /// The [`DropListener`] is idle and waiting to be activated.
     Idle {
         stream: FramedDc<T>,
-        receiver: oneshot::Receiver<GracefullyClosed>,
+        receiver: oneshot::Receiver<Dropped>,
+    },
+    /// syncscope patch: the stream was dropped after our FIN and before the remote's; its FIN
+    /// gets a FIN_ACK, as the spec asks (js-libp2p fails a close it sees unacknowledged).
+    AwaitingFin {
+        stream: FramedDc<T>,
+    },
+    SendingFinAck {
+        stream: FramedDc<T>,
     },
     /// The stream got dropped and we are sending a reset flag.
     SendingReset {
@@ -80,16 +88,61 @@ where
                     stream,
                     mut receiver,
                 } => match receiver.poll_unpin(cx) {
-                    Poll::Ready(Ok(GracefullyClosed {})) => {
+                    Poll::Ready(Ok(Dropped {
+                        sent_fin: true,
+                        received_fin: true,
+                    })) => {
                         return Poll::Ready(Ok(()));
                     }
-                    Poll::Ready(Err(Canceled)) => {
+                    Poll::Ready(Ok(Dropped {
+                        sent_fin: true,
+                        received_fin: false,
+                    })) => {
+                        *state = State::AwaitingFin { stream };
+                        continue;
+                    }
+                    Poll::Ready(Ok(Dropped {
+                        sent_fin: false, ..
+                    }))
+                    | Poll::Ready(Err(Canceled)) => {
                         tracing::info!("Stream dropped without graceful close, sending Reset");
                         *state = State::SendingReset { stream };
                         continue;
                     }
                     Poll::Pending => {
                         *state = State::Idle { stream, receiver };
+                        return Poll::Pending;
+                    }
+                },
+                State::AwaitingFin { mut stream } => match stream.poll_next_unpin(cx) {
+                    Poll::Ready(Some(Ok(Message { flag: Some(flag), .. })))
+                        if flag == Flag::Fin as i32 =>
+                    {
+                        *state = State::SendingFinAck { stream };
+                        continue;
+                    }
+                    // Data the remote wrote after we dropped the stream: nobody reads it.
+                    Poll::Ready(Some(Ok(Message { flag, .. }))) if flag != Some(Flag::Reset as i32) => {
+                        *state = State::AwaitingFin { stream };
+                        continue;
+                    }
+                    Poll::Ready(_) => return Poll::Ready(Ok(())),
+                    Poll::Pending => {
+                        *state = State::AwaitingFin { stream };
+                        return Poll::Pending;
+                    }
+                },
+                State::SendingFinAck { mut stream } => match stream.poll_ready_unpin(cx)? {
+                    Poll::Ready(()) => {
+                        stream.start_send_unpin(Message {
+                            flag: Some(Flag::FinAck as i32),
+                            message: None,
+                        })?;
+                        *state = State::Flushing { stream };
+                        continue;
+                    }
+                    Poll::Pending => {
+                        *state = State::SendingFinAck { stream };
                         return Poll::Pending;
                     }
                 },
@@ -122,5 +175,8 @@ where
     }
 }
 
-/// Indicates that our stream got gracefully closed.
-pub struct GracefullyClosed {}
+/// How the stream ended, sent as it is dropped (syncscope patch: it was sent on our FIN).
+pub struct Dropped {
+    pub sent_fin: bool,
+    pub received_fin: bool,
+}
