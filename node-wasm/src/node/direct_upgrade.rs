@@ -131,7 +131,7 @@ mod tests {
         assert!(upgrades.on_identified(peer, &[webrtc::SIGNALING_PROTOCOL]).is_none());
         let direct = ConnectedPoint::Listener {
             local_addr: format!("{RELAY}/p2p-circuit/webrtc").parse().unwrap(),
-            send_back_addr: format!("/webrtc/p2p/{peer}").parse().unwrap(),
+            send_back_addr: format!("{RELAY}/p2p-circuit/webrtc/p2p/{peer}").parse().unwrap(),
         };
         let to_close = upgrades.on_established(peer, ConnectionId::new_unchecked(2), &direct);
         assert!(to_close.is_empty(), "the peer's own circuit is left to the peer");

@@ -126,6 +126,13 @@ impl Connection {
         }
     }
 
+    /// syncscope patch: whether the peer connection was closed on this side, by whoever holds
+    /// it, which fires no `connectionstatechange`. Its data channels close with it, and their
+    /// `close` events wake the connection's task, which polls this.
+    fn closed_locally(&self) -> bool {
+        self.inner.inner.connection_state() == RtcPeerConnectionState::Closed
+    }
+
     fn new_stream_from_data_channel(&mut self, data_channel: RtcDataChannel) -> Stream {
         let (stream, drop_listener) = Stream::new(data_channel);
 
@@ -192,6 +199,10 @@ impl StreamMuxer for Connection {
         _: &mut Context<'_>,
     ) -> Poll<Result<Self::Substream, Self::Error>> {
         tracing::trace!("Creating outbound data channel");
+        // syncscope patch: `createDataChannel` throws on a closed peer connection.
+        if self.closed_locally() {
+            return Poll::Ready(Err(Error::Connection("the peer connection is closed".into())));
+        }
 
         let data_channel = self.inner.new_regular_data_channel();
         let stream = self.new_stream_from_data_channel(data_channel);
@@ -214,8 +225,8 @@ impl StreamMuxer for Connection {
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Result<StreamMuxerEvent, Self::Error>> {
-        // syncscope patch: see `Connection::ended`.
-        if let Poll::Ready(Some(())) = self.ended.poll_next_unpin(cx) {
+        // syncscope patch: see `Connection::ended` and `closed_locally`.
+        if self.closed_locally() || self.ended.poll_next_unpin(cx).is_ready() {
             return Poll::Ready(Err(Error::Connection(
                 "the peer connection failed or closed".into(),
             )));

@@ -139,8 +139,10 @@ impl libp2p::core::Transport for Transport {
                 let _answering = answering;
                 handshake::respond(peer, stream, &config).await
             };
-            let send_back_addr =
-                Multiaddr::empty().with(Protocol::WebRTC).with(Protocol::P2p(peer));
+            // Through the relay the dial came by, as for a circuit. Identify sends it back as the
+            // address it sees the peer at, and js-libp2p fails an identify whose address starts
+            // with no IP or DNS name (a bare `/webrtc/p2p/<peer>`).
+            let send_back_addr = local_addr.clone().with(Protocol::P2p(peer));
             return Poll::Ready(TransportEvent::Incoming {
                 listener_id,
                 upgrade: bounded(connecting, &self.config),
