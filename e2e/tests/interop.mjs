@@ -70,7 +70,11 @@ export default {
     }
   },
 
-  'a js-libp2p page dials our page at its /webrtc address and fetches from it over direct WebRTC': async ({ page, relay, openPage }) => {
+  // On a relay whose circuits carry a limit: js-libp2p takes such a circuit for a limited
+  // connection, and Helia counts our page as a Bitswap peer only once identify over the direct
+  // WebRTC connection has told it our protocols.
+  'a js-libp2p page dials our page at its /webrtc address and fetches from it over direct WebRTC': async ({ page, openPage, startRelay }) => {
+    const relay = await startRelay({ args: ['--seed-peers', '0', '--circuit-duration', '600'] });
     const js = await openPage();
     try {
       await page.goto(`${relay.url}?room=js-${Date.now()}&transport=ws`);
@@ -92,6 +96,7 @@ export default {
       await screenshot(page, 'served-a-js-libp2p-page-over-webrtc');
     } finally {
       await js.close();
+      await relay.stop({ leaving: page });
     }
   },
 };

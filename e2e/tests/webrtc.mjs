@@ -92,10 +92,10 @@ export default {
     }
   },
 
-  // The page that did not dial closes its RTCPeerConnection, as if its network had gone: the
-  // dialler sees the peer connection end, dials the circuit again and upgrades anew. (A page
-  // that closes its own peer connection gets no event for it, so the dialler is the one that
-  // fetches afterwards.)
+  // The page that did not dial closes its RTCPeerConnection, as if its network had gone. The
+  // other page sees its connection end, dials the circuit again and upgrades anew; the page that
+  // closed it (which gets no event for its own close) drops its dead connection too, and fetches
+  // over the new one.
   'when the direct connection drops, the pair goes back through the relay and is direct again': async ({ page, relay, openPage }) => {
     const room = `redial-${Date.now()}`;
     const other = await openPage();
@@ -108,12 +108,15 @@ export default {
       await waitForDirect(page, 'the first page');
       const ids = await Promise.all([page, other.page].map(async (p) => (await p.getByTestId('own-peer-id').textContent()).trim()));
       const [dialler, answerer] = ids[0] < ids[1] ? [page, other.page] : [other.page, page];
-      const { cid } = await shareFile(answerer, 700_000);
+      const { cid } = await shareFile(dialler, 700_000);
       await answerer.evaluate(() => window.__peerConnections.forEach((pc) => pc.close()));
-      await dialler.waitForFunction(() => performance.getEntriesByName('syncscope:peer-connected:direct (WebRTC)').length >= 2, null, { timeout: 40_000 })
-        .catch(() => { throw new Error('the dialler never reached its peer directly again'); });
-      const outcome = await fetchByCid(dialler, cid);
+      for (const [p, who] of [[dialler, 'dialler'], [answerer, 'answerer']]) {
+        await p.waitForFunction(() => performance.getEntriesByName('syncscope:peer-connected:direct (WebRTC)').length >= 2, null, { timeout: 40_000 })
+          .catch(() => { throw new Error(`the ${who} never reached its peer directly again`); });
+      }
+      const outcome = await fetchByCid(answerer, cid);
       expect(outcome, 'outcome').toMatch(new RegExp(`fetched and verified ${cid}: 0.67 MiB in .*, 4 blocks from 1 peer`));
+      if (other.errors.length) throw new Error(`errors in the second page:\n  ${other.errors.join('\n  ')}`);
     } finally {
       await other.close();
     }
