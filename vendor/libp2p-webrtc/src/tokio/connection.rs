@@ -20,7 +20,10 @@
 
 use std::{
     pin::Pin,
-    sync::Arc,
+    sync::{
+        Arc,
+        atomic::{AtomicBool, Ordering},
+    },
     task::{Context, Poll, Waker},
 };
 
@@ -34,11 +37,13 @@ use futures::{
     lock::Mutex as FutMutex,
     ready,
     stream::FuturesUnordered,
+    task::AtomicWaker,
 };
 use libp2p_core::muxing::{StreamMuxer, StreamMuxerEvent};
 use webrtc::{
-    data::data_channel::DataChannel as DetachedDataChannel, data_channel::RTCDataChannel,
-    peer_connection::RTCPeerConnection,
+    data::data_channel::DataChannel as DetachedDataChannel,
+    data_channel::RTCDataChannel,
+    peer_connection::{RTCPeerConnection, peer_connection_state::RTCPeerConnectionState},
 };
 
 use crate::tokio::{error::Error, stream, stream::Stream};
@@ -66,9 +71,54 @@ pub struct Connection {
     /// A list of futures, which, once completed, signal that a [`Stream`] has been dropped.
     drop_listeners: FuturesUnordered<stream::DropListener>,
     no_drop_listeners_waker: Option<Waker>,
+
+    /// Set once the peer connection has failed or closed.
+    ended: Arc<Ended>,
 }
 
 impl Unpin for Connection {}
+
+/// syncscope patch: the connection ends once its peer connection fails or closes. Upstream never
+/// looked, so a browser that went away without a word (a closed tab sends nothing over
+/// WebRTC-direct) stayed connected until libp2p's ping gave up, about 33 s later: the relay kept
+/// listing the page in its rooms, and every page that joined meanwhile waited for it.
+#[derive(Default)]
+struct Ended {
+    ended: AtomicBool,
+    waker: AtomicWaker,
+}
+
+impl Ended {
+    fn watch(rtc_conn: &RTCPeerConnection) -> Arc<Self> {
+        let this = Arc::new(Self::default());
+        let watcher = this.clone();
+        rtc_conn.on_peer_connection_state_change(Box::new(move |state| {
+            watcher.update(state);
+            Box::pin(async {})
+        }));
+        this.update(rtc_conn.connection_state());
+        this
+    }
+
+    fn update(&self, state: RTCPeerConnectionState) {
+        if matches!(
+            state,
+            RTCPeerConnectionState::Failed | RTCPeerConnectionState::Closed
+        ) {
+            self.ended.store(true, Ordering::Release);
+            self.waker.wake();
+        }
+    }
+
+    fn poll(&self, cx: &mut Context<'_>) -> Poll<()> {
+        self.waker.register(cx.waker());
+        if self.ended.load(Ordering::Acquire) {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
+    }
+}
 
 /// The data channels the remote opens, collected from the moment the peer connection exists.
 ///
@@ -96,6 +146,7 @@ impl IncomingDataChannels {
 impl Connection {
     /// Creates a new connection.
     pub(crate) fn new(rtc_conn: RTCPeerConnection, incoming: IncomingDataChannels) -> Self {
+        let ended = Ended::watch(&rtc_conn);
         Self {
             peer_conn: Arc::new(FutMutex::new(rtc_conn)),
             incoming_data_channels_rx: incoming.0,
@@ -103,6 +154,7 @@ impl Connection {
             close_fut: None,
             drop_listeners: FuturesUnordered::default(),
             no_drop_listeners_waker: None,
+            ended,
         }
     }
 
@@ -199,6 +251,9 @@ impl StreamMuxer for Connection {
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Result<StreamMuxerEvent, Self::Error>> {
+        if self.ended.poll(cx).is_ready() {
+            return Poll::Ready(Err(Error::PeerConnectionEnded));
+        }
         loop {
             match ready!(self.drop_listeners.poll_next_unpin(cx)) {
                 Some(Ok(())) => {}

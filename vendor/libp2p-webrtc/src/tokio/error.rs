@@ -41,6 +41,10 @@ pub enum Error {
     #[error("UDP mux error: {0}")]
     UDPMux(std::io::Error),
 
+    /// syncscope patch: see `Ended` in `connection.rs`.
+    #[error("the peer stopped answering (WebRTC peer connection failed or closed)")]
+    PeerConnectionEnded,
+
     #[error("internal error: {0} (see debug logs)")]
     Internal(String),
 }

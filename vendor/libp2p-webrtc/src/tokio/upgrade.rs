@@ -43,10 +43,17 @@ use webrtc::{
 
 use crate::tokio::{Connection, connection::IncomingDataChannels, error::Error, sdp, sdp::random_ufrag, stream::Stream};
 
-/// Creates a new outbound WebRTC connection.
 /// The largest DTLS datagram Chromium accepts.
 const MAX_DTLS_DATAGRAM: usize = 2048;
 
+/// syncscope patch: ICE declares a peer that has sent nothing for 5 s disconnected (webrtc-rs'
+/// default) and one silent for 5 s more failed, which ends the connection (`Ended` in
+/// `connection.rs`); webrtc-rs waits 25 s more. A live Chromium peer answers or sends a consent
+/// check at least every 2.5 s, and anything from it brings the connection back meanwhile.
+const ICE_DISCONNECTED_AFTER: Duration = Duration::from_secs(5);
+const ICE_FAILED_AFTER_DISCONNECTED: Duration = Duration::from_secs(5);
+
+/// Creates a new outbound WebRTC connection.
 #[allow(clippy::result_large_err)]
 pub(crate) async fn outbound(
     addr: SocketAddr,
@@ -184,6 +191,11 @@ fn setting_engine(
     // `kMaxDtlsPacketLen`), not webrtc-rs' default of 1460 bytes, which cut short the larger
     // packets the vendored webrtc-sctp sends over loopback.
     se.set_receive_mtu(MAX_DTLS_DATAGRAM);
+    se.set_ice_timeouts(
+        Some(ICE_DISCONNECTED_AFTER),
+        Some(ICE_FAILED_AFTER_DISCONNECTED),
+        None,
+    );
 
     // Set the desired network type.
     //
