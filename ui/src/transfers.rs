@@ -17,6 +17,13 @@ use syncscope_node::rt;
 /// seeds that connect later may get no share of them.
 const LINK_FETCH_GATHER: Duration = Duration::from_secs(1);
 
+/// ... but no longer than this after the last member got ready. Peers dialled together get ready
+/// within tens of milliseconds of each other (10 to 35 ms in Chromium through a relay), while a
+/// member that cannot be reached never does: a tab closed a moment ago is listed until the relay
+/// notices (up to 10 s over WebRTC-direct), and every fetch from a link waited the whole second
+/// for it.
+const LINK_FETCH_QUIET: Duration = Duration::from_millis(250);
+
 /// A fetch in progress.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Progress {
@@ -62,6 +69,8 @@ pub struct Transfers {
     /// it can fetch from every member.
     members: StoredValue<BTreeSet<PeerId>>,
     connected: StoredValue<BTreeSet<PeerId>>,
+    /// Counts the peers that got ready, so that a wait can tell whether another one did since.
+    ready_count: StoredValue<u64>,
     /// Files chosen before the node was running, shared once it is.
     waiting_shares: StoredValue<Vec<(String, Vec<u8>)>>,
     /// Redrawn at most once per frame: a fetch reports progress after every block.
@@ -82,6 +91,7 @@ impl Transfers {
             pending_name: StoredValue::new(name.unwrap_or_default()),
             members: StoredValue::new(BTreeSet::new()),
             connected: StoredValue::new(BTreeSet::new()),
+            ready_count: StoredValue::new(0),
             waiting_shares: StoredValue::new(Vec::new()),
             progress: PerFrame::new(None),
             first_byte: StoredValue::new(false),
@@ -148,7 +158,8 @@ impl Transfers {
     }
 
     /// Bitswap can (`ready`) or no longer can fetch from `peer`. A fetch waiting for peers
-    /// starts once every room member is ready, or [`LINK_FETCH_GATHER`] after the first one.
+    /// starts once every room member is ready, [`LINK_FETCH_QUIET`] after the last one got ready,
+    /// or [`LINK_FETCH_GATHER`] after the first one.
     pub fn bitswap_peer(&self, peer: PeerId, ready: bool) {
         if !ready {
             self.connected.update_value(|c| {
@@ -156,15 +167,30 @@ impl Transfers {
             });
             return;
         }
-        let first = self.connected.try_update_value(|c| c.insert(peer) && c.len() == 1);
-        if first == Some(true) && self.pending.get_untracked().is_some() {
-            let this = *self;
-            leptos::task::spawn_local(async move {
-                rt::sleep(LINK_FETCH_GATHER).await;
-                this.start_pending();
+        let first = self.connected.try_update_value(|c| c.insert(peer).then_some(c.len() == 1));
+        let Some(Some(first)) = first else { return };
+        self.ready_count.update_value(|n| *n += 1);
+        if self.pending.get_untracked().is_some() {
+            let count = self.ready_count.get_value();
+            self.start_pending_after(LINK_FETCH_QUIET, move |this| {
+                this.ready_count.get_value() == count
             });
+            if first {
+                self.start_pending_after(LINK_FETCH_GATHER, |_| true);
+            }
         }
         self.start_pending_if_gathered();
+    }
+
+    /// Starts the pending fetch after `wait`, if `still` holds then.
+    fn start_pending_after(&self, wait: Duration, still: impl Fn(&Self) -> bool + 'static) {
+        let this = *self;
+        leptos::task::spawn_local(async move {
+            rt::sleep(wait).await;
+            if still(&this) {
+                this.start_pending();
+            }
+        });
     }
 
     pub fn room_members(&self, members: &[RoomMember]) {
