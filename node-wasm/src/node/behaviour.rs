@@ -31,10 +31,13 @@ pub struct ProtocolSettings {
     pub delivery: DeliveryMode,
     /// Pull-sync storage radius: 0 keeps (and syncs) every chunk of every peer.
     pub storage_radius: u8,
-    /// Pull-sync stops requesting pages while a Bitswap fetch or a link probe runs (pages
-    /// under way finish), and resumes when the last one ends. On by default: a fetch is what the user waits for,
-    /// and pulling the same content as Swarm chunks beside it took ~40 % of the bytes a 64 MiB
-    /// fetch moved in the browser (`cargo xtask bench browser`). Off, both run at once.
+    /// Pull-sync resets its pages under way and requests none while a Bitswap fetch or a link
+    /// probe runs, and resumes when the last one ends. On by default: a fetch is what the user
+    /// waits for, and pulling the same content as Swarm chunks beside it took ~40 % of the bytes
+    /// a 64 MiB fetch moved in the browser (`cargo xtask bench browser`). Pages left to finish
+    /// still carried up to 16 MiB of chunks into a fetch that started a second after the page
+    /// connected (a share link waiting for a room member), and made it twice as slow. Off, both
+    /// run at once.
     pub pullsync_yields: bool,
 }
 

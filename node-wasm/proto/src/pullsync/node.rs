@@ -138,6 +138,12 @@ where
         self.puller.set_paused(now, paused);
     }
 
+    /// Pauses the puller and resets its pages under way (serving goes on); see
+    /// [`Puller::yield_now`].
+    pub fn yield_now(&mut self, now: Instant) {
+        self.puller.yield_now(now);
+    }
+
     /// Bins currently synced from `peer`.
     pub fn syncing_bins(&self, peer: &P) -> Vec<u8> {
         self.puller.syncing_bins(peer)

@@ -117,3 +117,29 @@ fn a_paused_puller_finishes_its_pages_then_waits_and_resumes_where_it_stopped() 
     assert_eq!(pair.delivered_addresses(), addresses(&chunks), "every chunk once, in order");
     assert_eq!(pair.server().server_stats().chunks_sent, 500);
 }
+
+#[test]
+fn a_puller_that_yields_cuts_its_page_short_and_resumes_without_fetching_a_chunk_twice() {
+    let mut rng = rng();
+    let chunks = chunks_in_bin(&mut rng, 0, 500, 128);
+    let mut pair = bin0_pair(Config::default().with_max_page(100));
+    pair.add_to_reserve(&chunks);
+    pair.connect();
+    pair.drive_to(|p| !p.delivered().is_empty());
+    pair.with_node(CLIENT, |node, now| node.yield_now(now));
+    let later = pair.now() + Duration::from_secs(60);
+    pair.drive_until(later);
+    let while_paused = pair.delivered().len();
+    assert!(!while_paused.is_multiple_of(100), "the page under way was cut short: {while_paused}");
+    // Bin 0's historical page and its live one, which waits for new chunks.
+    assert_eq!(pair.client().puller_stats().pages_yielded, 2);
+
+    pair.with_node(CLIENT, |node, now| node.set_paused(now, false));
+    pair.drive();
+    assert_eq!(pair.delivered_addresses(), addresses(&chunks), "every chunk once, in order");
+    let stats = pair.client().puller_stats();
+    // The cut first page is asked again from its start: the chunks it delivered are offered
+    // and not wanted, the rest are wanted a second time.
+    assert_eq!(stats.chunks_wanted, 500 + (100 - while_paused as u64));
+    assert_eq!(stats.chunks_delivered, 500);
+}

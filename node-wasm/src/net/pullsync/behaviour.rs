@@ -80,11 +80,14 @@ impl<S: ChunkStore + 'static, I: IntervalStore + 'static> Behaviour<S, I> {
         self.command(|_, ctx| ctx.core.set_storage_radius(ctx.now, radius));
     }
 
-    /// Pauses or resumes pulling (serving goes on): pages under way finish, then no new page is
-    /// requested until resumed.
+    /// Pauses or resumes pulling (serving goes on). Pausing resets the pages under way, so that
+    /// the transfer it makes way for has the link at once; resuming asks them again.
     pub fn set_paused(&mut self, paused: bool) {
         self.command(|glue, ctx| {
             glue.paused = paused;
+            if paused {
+                ctx.core.yield_now(ctx.now);
+            }
             glue.apply_pause(ctx);
         });
     }

@@ -83,6 +83,9 @@ pub struct PullerStats {
     pub chunks_skipped_in_flight: u64,
     /// Pages fetched again because a chunk they skipped was not delivered where it was wanted.
     pub pages_refetched: u64,
+    /// Pages under way reset because a foreground transfer wanted the link
+    /// ([`Puller::yield_now`]).
+    pub pages_yielded: u64,
     /// Chunks that arrived, matched the offer and verified.
     pub chunks_delivered: u64,
     /// Chunks that failed verification or did not match what was wanted.
@@ -182,7 +185,8 @@ pub struct Puller<P, S> {
     config: Config,
     overlay: Address,
     radius: u8,
-    /// No new page is requested while paused; pages under way finish.
+    /// No new page is requested while paused; pages under way finish unless
+    /// [`Self::yield_now`] reset them.
     paused: bool,
     store: S,
     peers: HashMap<P, PeerSync>,
@@ -314,6 +318,24 @@ impl<P: Copy + Eq + Hash + Debug, S: IntervalStore> Puller<P, S> {
 
     pub fn is_paused(&self) -> bool {
         self.paused
+    }
+
+    /// Pauses and resets every page under way, for a foreground transfer that wants the link
+    /// now: a page is up to [`Config::max_page`] chunks per worker, two workers per bin and
+    /// peer, so pages left to finish go on competing with it for megabytes. [`Self::set_paused`]
+    /// with `false` asks them again from where their intervals stop.
+    pub fn yield_now(&mut self, now: Instant) {
+        self.set_paused(now, true);
+        let pages: Vec<StreamId> = self
+            .streams
+            .iter()
+            .filter(|(_, out)| matches!(out.task, Task::Page { .. }))
+            .map(|(id, _)| *id)
+            .collect();
+        self.stats.pages_yielded += pages.len() as u64;
+        for stream in pages {
+            self.drop_stream(now, stream, Worker::Idle);
+        }
     }
 
     /// Bytes read from an outbound `stream`. `have` says which offered chunks are already stored.
@@ -580,19 +602,24 @@ impl<P: Copy + Eq + Hash + Debug, S: IntervalStore> Puller<P, S> {
     /// Drops `stream`; a protocol `error` is reported as misbehaviour. The stream's bin retries
     /// after the retry delay; pages that skipped chunks wanted on it are fetched again now.
     fn fail(&mut self, now: Instant, stream: StreamId, error: Option<PullError>) {
-        let Some(out) = self.streams.remove(&stream) else { return };
+        let Some(out) = self.streams.get(&stream) else { return };
         let peer = out.peer;
-        self.push(peer, stream, StreamAction::Reset);
         if let Some(error) = error {
             self.stats.misbehaviours += 1;
             self.events.push_back(PullerEvent::Misbehaved { peer, error });
         }
+        self.drop_stream(now, stream, Worker::RetryAt(now + self.config.retry_delay));
+    }
+
+    /// Resets `stream`; its page's worker becomes `then`. Chunks it delivered are stored, and
+    /// its interval is not recorded, so the page asked again later wants only what is missing.
+    fn drop_stream(&mut self, now: Instant, stream: StreamId, then: Worker) {
+        let Some(out) = self.streams.remove(&stream) else { return };
+        let peer = out.peer;
+        self.push(peer, stream, StreamAction::Reset);
         match out.task {
             Task::Cursors => self.retry_cursors_later(now, peer),
-            Task::Page { bin, live, .. } => {
-                let retry = Worker::RetryAt(now + self.config.retry_delay);
-                self.set_worker(peer, bin, live, retry);
-            }
+            Task::Page { bin, live, .. } => self.set_worker(peer, bin, live, then),
         }
         self.in_flight.release(&[stream]);
         self.settle_held(now);
