@@ -380,7 +380,11 @@ try {
   await probe(browser, relay, 'ws', 'peer', '1MiB');
   for (let i = 0; i < opts.runs; i += 1) {
     const run = {};
-    for (const step of plan) {
+    // Every other run takes the steps in reverse, so that a pair of cases compared in a ratio
+    // (fetch_ws against fetch_ws_1seed, say) has each case first as often: whatever one page
+    // leaves behind for the next (the browser's caches, a tab still listed in its room for a
+    // few seconds) then weighs on both alike.
+    for (const step of i % 2 ? [...plan].reverse() : plan) {
       try {
         run[step] = await runStep(step, ctx);
       } catch (e) {
@@ -401,7 +405,8 @@ const rows = opts.cases.map((c) => summarise(c, results));
 print(rows, opts, `Measured in headless Chromium ${browser.version()} (driven over the DevTools Protocol with only Page and Runtime
 enabled: no network capture) on loopback against a release relay and the release page
 (${opts['seed-content']} demo file, ${opts['seed-peers']} seed peers inside the relay; fetch_ws_1seed from a second relay with 1).
-Each case opens a page in the browser's on-disk profile with the origin's IndexedDB and the HTTP cache cleared. ceiling_*: the link probe (a bare stream of the same size, nothing but
+Each case opens a page in the browser's on-disk profile with the origin's IndexedDB and the HTTP cache cleared;
+the second, fourth, ... runs take the cases in reverse order. ceiling_*: the link probe (a bare stream of the same size, nothing but
 libp2p's layers) to the first seed through the relay circuit, or to the relay itself; fetch_*: the page's own figure from
 the start of the fetch until every block is verified; fetch_ws_revisit: the same on the page's second load in its context,
 as a returning visitor's (its code comes compiled and warmed from the first visit's caches);
