@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use leptos::prelude::*;
+use web_time::Instant;
 
 use crate::per_frame::PerFrame;
 use crate::timing;
@@ -69,8 +70,8 @@ pub struct Transfers {
     /// it can fetch from every member.
     members: StoredValue<BTreeSet<PeerId>>,
     connected: StoredValue<BTreeSet<PeerId>>,
-    /// Counts the peers that got ready, so that a wait can tell whether another one did since.
-    ready_count: StoredValue<u64>,
+    /// When the last peer got ready: the quiet wait restarts at each one.
+    last_ready: StoredValue<Option<Instant>>,
     /// Files chosen before the node was running, shared once it is.
     waiting_shares: StoredValue<Vec<(String, Vec<u8>)>>,
     /// Redrawn at most once per frame: a fetch reports progress after every block.
@@ -91,7 +92,7 @@ impl Transfers {
             pending_name: StoredValue::new(name.unwrap_or_default()),
             members: StoredValue::new(BTreeSet::new()),
             connected: StoredValue::new(BTreeSet::new()),
-            ready_count: StoredValue::new(0),
+            last_ready: StoredValue::new(None),
             waiting_shares: StoredValue::new(Vec::new()),
             progress: PerFrame::new(None),
             first_byte: StoredValue::new(false),
@@ -169,11 +170,12 @@ impl Transfers {
         }
         let first = self.connected.try_update_value(|c| c.insert(peer).then_some(c.len() == 1));
         let Some(Some(first)) = first else { return };
-        self.ready_count.update_value(|n| *n += 1);
+        let now = Some(Instant::now());
+        self.last_ready.set_value(now);
         if self.pending.get_untracked().is_some() {
-            let count = self.ready_count.get_value();
+            // Still quiet if no other peer got ready since this one.
             self.start_pending_after(LINK_FETCH_QUIET, move |this| {
-                this.ready_count.get_value() == count
+                this.last_ready.get_value() == now
             });
             if first {
                 self.start_pending_after(LINK_FETCH_GATHER, |_| true);
