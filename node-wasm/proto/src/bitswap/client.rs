@@ -328,6 +328,10 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Client<P> {
     pub fn handle_message(&mut self, now: Instant, peer: P, msg: &Message) {
         if let Some(ps) = self.peers.get_mut(&peer) {
             ps.last_heard = Some(now);
+            // A block is compared with the smallest round trip: count the presences it came with.
+            for p in &msg.presences {
+                ps.note_round_trip(now, &p.cid);
+            }
         }
         for block in &msg.blocks {
             self.handle_block(now, peer, block);
@@ -350,9 +354,9 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Client<P> {
     }
 
     /// Marks `peer`'s want for `cid` answered and samples its round trip.
-    fn answered(&mut self, now: Instant, peer: P, cid: &Cid) {
+    fn answered(&mut self, now: Instant, peer: P, cid: &Cid, with_block: bool) {
         if let Some(ps) = self.peers.get_mut(&peer) {
-            ps.answered(now, cid);
+            ps.answered(now, cid, with_block);
         }
     }
 
@@ -366,7 +370,7 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Client<P> {
                 c.block_bytes_received += size;
             });
         }
-        self.answered(now, peer, &cid);
+        self.answered(now, peer, &cid, true);
         if let Some(sids) = self.wanted.remove(&cid) {
             self.remember_received(cid);
             // The sender's server dropped the want when it sent the block: no cancel for it.
@@ -409,7 +413,7 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Client<P> {
     }
 
     fn handle_presence(&mut self, now: Instant, peer: P, p: &BlockPresence) {
-        self.answered(now, peer, &p.cid);
+        self.answered(now, peer, &p.cid, false);
         if p.presence == Presence::Have {
             if let Some(ps) = self.peers.get_mut(&peer) {
                 ps.answered_have(&p.cid);

@@ -43,6 +43,8 @@ impl Rtt {
 pub(super) struct Sent {
     pub(super) want_type: WantType,
     pub(super) at: Instant,
+    /// Want-blocks live at this peer when this one was sent: its answer waited behind them.
+    ahead: usize,
     pub(super) answered: bool,
     answered_have: bool,
 }
@@ -99,6 +101,9 @@ pub(super) struct PeerState {
     pub(super) last_progress: Option<Instant>,
     /// Smoothed gap between blocks while the peer had more to send: its per-block service time.
     service: Option<f64>,
+    /// Smoothed time a lone want-block took beyond the smallest round trip: the service time of
+    /// a peer never measured with a queue.
+    lone_block: Option<f64>,
     last_block: Option<Instant>,
     busy: bool,
 }
@@ -116,6 +121,7 @@ impl PeerState {
             last_heard: None,
             last_progress: None,
             service: None,
+            lone_block: None,
             last_block: None,
             busy: false,
         }
@@ -141,11 +147,27 @@ impl PeerState {
         rtt + self.live.len() as f64 * self.service_or(typical, rtt)
     }
 
+    /// [`Self::expected_delay`] for choosing among peers known to hold a block: before any queue
+    /// was measured, a queued block counts what this peer's lone blocks took beyond the round trip
+    /// (at most a round trip). Peers that answer every lone block at once would otherwise be
+    /// passed over for slower ones after a single queued block. The silent-peer timeout keeps
+    /// counting a round trip per block: a want-block timed out too early comes back as a
+    /// duplicate.
+    pub(super) fn ranking_delay(&self, typical: Typical) -> f64 {
+        let rtt = self.rtt.srtt.unwrap_or(typical.rtt);
+        let lone = self.lone_block.map_or(rtt, |b| b.min(rtt));
+        rtt + self.live.len() as f64 * self.measured_service(typical).unwrap_or(lone)
+    }
+
     /// The peer's service time, else the typical one; before any was measured, a round trip:
     /// counting queued blocks as free would send every want-block of a first batch to whichever
     /// peer answered fastest once.
     fn service_or(&self, typical: Typical, rtt: f64) -> f64 {
-        self.service.unwrap_or(if typical.service > 0.0 { typical.service } else { rtt })
+        self.measured_service(typical).unwrap_or(rtt)
+    }
+
+    fn measured_service(&self, typical: Typical) -> Option<f64> {
+        self.service.or((typical.service > 0.0).then_some(typical.service))
     }
 
     /// Seconds until a want-block sent now would be answered if `ahead` blocks were queued
@@ -162,14 +184,31 @@ impl PeerState {
         self.rtt.srtt.map(|_| self.expected_delay(typical) + 4.0 * self.rtt.rttvar)
     }
 
-    /// Marks the want for `cid` answered and samples the round trip.
-    pub(super) fn answered(&mut self, now: Instant, cid: &Cid) {
+    /// Marks the want for `cid` answered and samples the round trip. A block (`with_block`) that
+    /// answered a want-block with none ahead of it took the smallest round trip plus one block's
+    /// service time: the difference is a lone-block sample.
+    pub(super) fn answered(&mut self, now: Instant, cid: &Cid, with_block: bool) {
         self.live.remove(cid);
-        if let Some(sent) = self.sent.get_mut(cid) {
-            if !sent.answered {
-                sent.answered = true;
-                self.rtt.sample(now.saturating_duration_since(sent.at));
-            }
+        let Some(sent) = self.sent.get_mut(cid) else { return };
+        if sent.answered {
+            return;
+        }
+        sent.answered = true;
+        let rtt = now.saturating_duration_since(sent.at);
+        let first = sent.want_type == WantType::Block && sent.ahead == 0;
+        if let (true, true, Some(min)) = (with_block, first, self.rtt.min) {
+            let extra = (rtt.as_secs_f64() - min).max(0.0);
+            self.lone_block = Some(self.lone_block.map_or(extra, |s| 0.75 * s + 0.25 * extra));
+        }
+        self.rtt.sample(rtt);
+    }
+
+    /// An answer for `cid` arrived: its round trip lowers the smallest one seen, before the
+    /// answer itself is handled.
+    pub(super) fn note_round_trip(&mut self, now: Instant, cid: &Cid) {
+        if let Some(sent) = self.sent.get(cid).filter(|s| !s.answered) {
+            let r = now.saturating_duration_since(sent.at).as_secs_f64();
+            self.rtt.min = Some(self.rtt.min.map_or(r, |m| m.min(r)));
         }
     }
 
@@ -238,7 +277,9 @@ impl PeerState {
             Some(s) if want_type == WantType::Have && !s.answered => return,
             _ => {}
         }
-        self.sent.insert(cid, Sent { want_type, at: now, answered: false, answered_have: false });
+        let ahead = self.live.len();
+        let sent = Sent { want_type, at: now, ahead, answered: false, answered_have: false };
+        self.sent.insert(cid, sent);
         if want_type == WantType::Block {
             self.live.insert(cid);
         }
@@ -281,5 +322,28 @@ mod tests {
         // Once sent, a cancel goes out as one.
         peer.cancel(now, cid(2));
         assert_eq!(queued(&mut peer), vec![(cid(2), WantType::Block, true)]);
+    }
+    #[test]
+    fn a_lone_block_sets_how_queued_blocks_rank_but_not_the_silence_timeout() {
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        let mut peer = PeerState::new(ProtocolVersion::V1_2_0);
+        // A want-have and a lone want-block, answered in one message 30 ms later: the block
+        // took no longer than the presence.
+        peer.enqueue_want(t0, cid(0), WantType::Have, 1, true);
+        peer.enqueue_want(t0, cid(1), WantType::Block, 1, true);
+        peer.note_round_trip(t0 + ms(30), &cid(0));
+        peer.answered(t0 + ms(30), &cid(1), true);
+        peer.answered(t0 + ms(30), &cid(0), false);
+        for i in 2..5 {
+            peer.enqueue_want(t0 + ms(30), cid(i), WantType::Block, 1, true);
+        }
+        let typical = Typical::default();
+        assert!((peer.ranking_delay(typical) - 0.030).abs() < 1e-9);
+        // The timeout still counts a round trip for each of the 3 blocks queued.
+        assert!((peer.expected_delay(typical) - 0.120).abs() < 1e-9);
+        // A block sent behind others is no lone sample: the queue's gaps measure it instead.
+        peer.answered(t0 + ms(100), &cid(3), true);
+        assert_eq!(peer.lone_block, Some(0.0));
     }
 }

@@ -436,7 +436,14 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
             .map(|p| {
                 let prob = self.predictor.predict(p, index, prior);
                 let state = peers.get(&p);
-                let delay = state.map_or(typical.rtt, |s| s.expected_delay(typical));
+                // Among likely holders the faster peer should take more; where presence is a
+                // guess, a round trip per queued block also spreads the guesses over peers
+                // (onePeerPerBlock fetches slowed down without it).
+                let confident = presence_bucket(prob) == 100;
+                let delay = state.map_or(typical.rtt, |s| match confident {
+                    true => s.ranking_delay(typical),
+                    false => s.expected_delay(typical),
+                });
                 let load = state.map_or(0, PeerState::live_blocks);
                 let delivered = self.peers.get(&p).map_or(0, |s| s.delivered);
                 let key = (
