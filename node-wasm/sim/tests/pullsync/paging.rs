@@ -95,14 +95,21 @@ fn epoch_change_resets_the_intervals() {
     assert_eq!(pair2.client().puller_stats().chunks_wanted, 0);
 }
 
-#[test]
-fn a_paused_puller_finishes_its_pages_then_waits_and_resumes_where_it_stopped() {
+/// A bin-0 pair whose server holds 500 chunks, driven until the puller's first page of 100
+/// has delivered its first chunk.
+fn pulling_pages_of_100() -> (Pair, Vec<swarm::Chunk>) {
     let mut rng = rng();
     let chunks = chunks_in_bin(&mut rng, 0, 500, 128);
     let mut pair = bin0_pair(Config::default().with_max_page(100));
     pair.add_to_reserve(&chunks);
     pair.connect();
     pair.drive_to(|p| !p.delivered().is_empty());
+    (pair, chunks)
+}
+
+#[test]
+fn a_paused_puller_finishes_its_pages_then_waits_and_resumes_where_it_stopped() {
+    let (mut pair, chunks) = pulling_pages_of_100();
     pair.with_node(CLIENT, |node, now| node.set_paused(now, true));
     pair.drive();
     let while_paused = pair.delivered().len();
@@ -120,12 +127,7 @@ fn a_paused_puller_finishes_its_pages_then_waits_and_resumes_where_it_stopped() 
 
 #[test]
 fn a_puller_that_yields_cuts_its_page_short_and_resumes_without_fetching_a_chunk_twice() {
-    let mut rng = rng();
-    let chunks = chunks_in_bin(&mut rng, 0, 500, 128);
-    let mut pair = bin0_pair(Config::default().with_max_page(100));
-    pair.add_to_reserve(&chunks);
-    pair.connect();
-    pair.drive_to(|p| !p.delivered().is_empty());
+    let (mut pair, chunks) = pulling_pages_of_100();
     pair.with_node(CLIENT, |node, now| node.yield_now(now));
     let later = pair.now() + Duration::from_secs(60);
     pair.drive_until(later);
