@@ -38,6 +38,10 @@ impl Rtt {
     }
 }
 
+/// Withdrawn want-haves remembered per unmeasured peer for a late answer's round trip: about a
+/// batch's worth (a server that got the cancel in time never answers, so entries age out).
+const WITHDRAWN_MEMORY: usize = 256;
+
 /// A want the peer holds from us.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Sent {
@@ -54,6 +58,8 @@ pub(super) struct Sent {
 pub(super) struct Typical {
     pub(super) rtt: f64,
     pub(super) service: f64,
+    /// Mean lone-block sample ([`PeerState::ranking_delay`]), if any peer has one.
+    lone_block: Option<f64>,
 }
 
 impl Typical {
@@ -65,6 +71,10 @@ impl Typical {
         Self {
             rtt: mean(peers.values().filter_map(PeerState::srtt).collect()),
             service: mean(peers.values().filter_map(PeerState::service).collect()),
+            lone_block: {
+                let lone: Vec<f64> = peers.values().filter_map(|p| p.lone_block).collect();
+                (!lone.is_empty()).then(|| mean(lone))
+            },
         }
     }
 }
@@ -92,6 +102,13 @@ pub(super) struct PeerState {
     pub(super) sent: HashMap<Cid, Sent>,
     /// Want-blocks not answered yet: the peer's load.
     pub(super) live: HashSet<Cid>,
+    /// Want-haves withdrawn before their answer while no round trip was measured on this peer,
+    /// with when they were sent, oldest first: an answer already on its way still gives the
+    /// first measurement. A session withdraws its want-haves to slower peers as soon as a
+    /// faster one delivers, so without this the slower peers would stay unmeasured, and be
+    /// ranked at the mean round trip. Want-blocks are left out: their late answers waited
+    /// behind the peer's queue.
+    withdrawn: IndexMap<Cid, Instant>,
     queue: IndexMap<Cid, WantEntry>,
     first_queued: Option<Instant>,
     last_queued: Option<Instant>,
@@ -114,6 +131,7 @@ impl PeerState {
             version,
             sent: HashMap::new(),
             live: HashSet::new(),
+            withdrawn: IndexMap::new(),
             queue: IndexMap::new(),
             first_queued: None,
             last_queued: None,
@@ -149,13 +167,15 @@ impl PeerState {
 
     /// [`Self::expected_delay`] for choosing among peers known to hold a block: before any queue
     /// was measured, a queued block counts what this peer's lone blocks took beyond the round trip
-    /// (at most a round trip). Peers that answer every lone block at once would otherwise be
-    /// passed over for slower ones after a single queued block. The silent-peer timeout keeps
+    /// (the other peers' mean until this one has a sample; at most a round trip). Peers that
+    /// answer every lone block at once would otherwise be passed over for slower ones after a
+    /// single queued block, and a peer just found to be nearer would take one block of a batch
+    /// while a farther one, measured first, took the rest. The silent-peer timeout keeps
     /// counting a round trip per block: a want-block timed out too early comes back as a
     /// duplicate.
     pub(super) fn ranking_delay(&self, typical: Typical) -> f64 {
         let rtt = self.rtt.srtt.unwrap_or(typical.rtt);
-        let lone = self.lone_block.map_or(rtt, |b| b.min(rtt));
+        let lone = self.lone_block.or(typical.lone_block).map_or(rtt, |b| b.min(rtt));
         rtt + self.live.len() as f64 * self.measured_service(typical).unwrap_or(lone)
     }
 
@@ -189,7 +209,13 @@ impl PeerState {
     /// service time: the difference is a lone-block sample.
     pub(super) fn answered(&mut self, now: Instant, cid: &Cid, with_block: bool) {
         self.live.remove(cid);
-        let Some(sent) = self.sent.get_mut(cid) else { return };
+        let Some(sent) = self.sent.get_mut(cid) else {
+            if let Some(at) = self.withdrawn.shift_remove(cid) {
+                self.rtt.sample(now.saturating_duration_since(at));
+                self.withdrawn.clear();
+            }
+            return;
+        };
         if sent.answered {
             return;
         }
@@ -201,13 +227,15 @@ impl PeerState {
             self.lone_block = Some(self.lone_block.map_or(extra, |s| 0.75 * s + 0.25 * extra));
         }
         self.rtt.sample(rtt);
+        self.withdrawn.clear();
     }
 
     /// An answer for `cid` arrived: its round trip lowers the smallest one seen, before the
     /// answer itself is handled.
     pub(super) fn note_round_trip(&mut self, now: Instant, cid: &Cid) {
-        if let Some(sent) = self.sent.get(cid).filter(|s| !s.answered) {
-            let r = now.saturating_duration_since(sent.at).as_secs_f64();
+        let unanswered = self.sent.get(cid).filter(|s| !s.answered).map(|s| s.at);
+        if let Some(at) = unanswered.or_else(|| self.withdrawn.get(cid).copied()) {
+            let r = now.saturating_duration_since(at).as_secs_f64();
             self.rtt.min = Some(self.rtt.min.map_or(r, |m| m.min(r)));
         }
     }
@@ -253,6 +281,12 @@ impl PeerState {
         }
         self.live.remove(&cid);
         if self.queue.shift_remove(&cid).is_none() {
+            if !sent.answered && sent.want_type == WantType::Have && self.rtt.srtt.is_none() {
+                self.withdrawn.insert(cid, sent.at);
+                if self.withdrawn.len() > WITHDRAWN_MEMORY {
+                    self.withdrawn.shift_remove_index(0);
+                }
+            }
             self.queue.insert(cid, WantEntry::cancel(cid));
             self.first_queued.get_or_insert(now);
             self.last_queued = Some(now);
@@ -277,6 +311,7 @@ impl PeerState {
             Some(s) if want_type == WantType::Have && !s.answered => return,
             _ => {}
         }
+        self.withdrawn.shift_remove(&cid);
         let ahead = self.live.len();
         let sent = Sent { want_type, at: now, ahead, answered: false, answered_have: false };
         self.sent.insert(cid, sent);
@@ -345,5 +380,60 @@ mod tests {
         // A block sent behind others is no lone sample: the queue's gaps measure it instead.
         peer.answered(t0 + ms(100), &cid(3), true);
         assert_eq!(peer.lone_block, Some(0.0));
+    }
+
+    /// A peer that answered one want-have in `rtt_ms` and now holds `queued` want-blocks.
+    fn measured(t0: Instant, rtt_ms: u64, queued: u32) -> PeerState {
+        let mut peer = PeerState::new(ProtocolVersion::V1_2_0);
+        peer.enqueue_want(t0, cid(100), WantType::Have, 1, true);
+        peer.answered(t0 + Duration::from_millis(rtt_ms), &cid(100), false);
+        for i in 0..queued {
+            peer.enqueue_want(t0, cid(i), WantType::Block, 1, true);
+        }
+        peer
+    }
+
+    #[test]
+    fn a_peer_with_no_lone_block_of_its_own_ranks_queued_blocks_at_the_others_mean() {
+        let t0 = Instant::now();
+        let near = measured(t0, 30, 2);
+        assert!((near.ranking_delay(Typical::default()) - 0.090).abs() < 1e-9);
+        // Another peer's lone blocks took no time beyond its round trip: so do this one's.
+        let mut far = measured(t0, 40, 0);
+        far.lone_block = Some(0.0);
+        let peers = BTreeMap::from([(0, far), (1, near)]);
+        let typical = Typical::of(&peers);
+        assert!((peers[&1].ranking_delay(typical) - 0.030).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_want_have_withdrawn_on_the_wire_still_measures_a_peer_never_measured() {
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        let mut peer = PeerState::new(ProtocolVersion::V1_2_0);
+        peer.enqueue_want(t0, cid(0), WantType::Have, 1, true);
+        peer.enqueue_want(t0, cid(1), WantType::Block, 1, true);
+        peer.take_queue();
+        peer.cancel(t0 + ms(20), cid(0));
+        peer.cancel(t0 + ms(20), cid(1));
+        // Both answers were under way: the block waited behind the peer's queue and measures
+        // nothing, the HAVE gives the first round trip.
+        peer.answered(t0 + ms(50), &cid(1), true);
+        assert_eq!(peer.srtt(), None);
+        peer.answered(t0 + ms(50), &cid(0), false);
+        assert!((peer.srtt().unwrap() - 0.050).abs() < 1e-9);
+        // A measured peer's late answers are left out: they lost a race, so they are its slow
+        // ones.
+        peer.enqueue_want(t0 + ms(60), cid(2), WantType::Have, 1, true);
+        peer.take_queue();
+        peer.cancel(t0 + ms(70), cid(2));
+        peer.answered(t0 + ms(300), &cid(2), false);
+        assert!((peer.srtt().unwrap() - 0.050).abs() < 1e-9);
+        // A want withdrawn before it was sent gets no answer to wait for.
+        let mut fresh = PeerState::new(ProtocolVersion::V1_2_0);
+        fresh.enqueue_want(t0, cid(3), WantType::Have, 1, true);
+        fresh.cancel(t0, cid(3));
+        fresh.answered(t0 + ms(50), &cid(3), false);
+        assert_eq!(fresh.srtt(), None);
     }
 }
