@@ -877,6 +877,31 @@ mod tests {
     }
 
     #[test]
+    fn a_want_for_peers_sure_to_have_it_asks_only_a_few_of_them_want_have() {
+        use crate::bitswap::session::CONFIDENT_BACKUPS;
+        let now = Instant::now();
+        let mut c = client(8, ClientMode::Sessions);
+        let s = c.new_session(now);
+        // Every peer said HAVE for the first blocks, and one delivered them all.
+        for i in 1..=4 {
+            let b = block(i);
+            c.want(now, s, [b.cid()]);
+            for p in 1..8 {
+                c.handle_message(now + 20 * MS, p, &presence(b.cid(), Presence::Have));
+            }
+            c.handle_message(now + 20 * MS, 0, &blocks(&[b]));
+        }
+        let t = now + 40 * MS;
+        sent_by(&mut c, t);
+        c.want(t, s, [block(5).cid()]);
+        let sent = sent_by(&mut c, t + 25 * MS);
+        // A want-block to the best of them, and backups in case it lacks the block after all:
+        // want-haves to the other four could only say what is already known.
+        assert_eq!(wants_of(&sent, WantType::Block).len(), 1);
+        assert_eq!(wants_of(&sent, WantType::Have).len(), CONFIDENT_BACKUPS);
+    }
+
+    #[test]
     fn legacy_mode_broadcasts_want_block_and_rebroadcasts_when_idle() {
         let now = Instant::now();
         let mut c = client(3, ClientMode::Legacy);

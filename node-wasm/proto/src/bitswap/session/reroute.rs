@@ -5,10 +5,16 @@ use std::collections::BTreeMap;
 
 use cid::Cid;
 
-use super::{Session, EXPLORE_PEERS, EXPLORE_PROBES};
+use super::Session;
 use crate::bitswap::message::{Presence, WantType};
 use crate::bitswap::peer::{PeerState, Typical};
 use crate::bitswap::ClientMode;
+
+/// Peers never asked that one round of offers puts deep wants to.
+const OFFER_PEERS: usize = 4;
+/// Peers a session offers deep wants to, in all: each HAVE can move a want-block, and a peer
+/// asked want-have for a block small enough to be inlined answers with a duplicate.
+pub(super) const OFFERED_PEERS: usize = 32;
 
 impl<P: Copy + Ord + std::hash::Hash> Session<P> {
     /// Moves the want-block for `cid` from the one peer holding it to a peer that said HAVE, when
@@ -58,21 +64,21 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
     /// Puts the wants waiting behind more than the in-flight allowance of the one peer holding
     /// their want-block to connected peers this session never asked anything (want-have): a seed
     /// that joined after the wants were handed out, or one they were never ranked high enough
-    /// for. Their HAVEs let [`Self::reroute`] hand them a share. At most [`EXPLORE_PROBES`] peers
-    /// at a time and [`EXPLORE_PEERS`] in all.
+    /// for. Their HAVEs let [`Self::reroute`] hand them a share. At most [`OFFER_PEERS`] peers
+    /// at a time and [`OFFERED_PEERS`] in all.
     pub(in crate::bitswap) fn offer(
         &mut self,
         peers: &BTreeMap<P, PeerState>,
     ) -> Vec<(Cid, u64, P)> {
-        if self.mode != ClientMode::Sessions || self.offered.len() >= EXPLORE_PEERS {
+        if self.mode != ClientMode::Sessions || self.offered.len() >= OFFERED_PEERS {
             return Vec::new();
         }
-        let room = EXPLORE_PEERS - self.offered.len();
+        let room = OFFERED_PEERS - self.offered.len();
         let unasked: Vec<P> = peers
             .iter()
             .filter(|(p, s)| s.version.supports_have() && !self.asked_ever.contains(p))
             .map(|(p, _)| *p)
-            .take(EXPLORE_PROBES.min(room))
+            .take(OFFER_PEERS.min(room))
             .collect();
         if unasked.is_empty() {
             return Vec::new();
