@@ -1,9 +1,12 @@
 //! `bitswap-net`: Bitswap over real libp2p swarms on loopback TCP (noise, yamux): one fetcher and
-//! N seeds that each hold every block, the sessions client against the legacy one, each variant
-//! run several times in one go. Prints one table (or CSV, JSON): median wall time and its spread,
-//! throughput, duplicates, messages, and percentiles of block arrival after the fetch started;
-//! the last column is the row's median time over the sessions row with the same seeds. Every
-//! block is checked against its CID.
+//! N seeds, the sessions client against the legacy one, each variant run several times in one
+//! go, on two layouts: every seed holds every block (plain loopback), and each block is on one
+//! seed of three, each seed behind the delay proxy (a round trip of twice its delay). Prints one
+//! table (or CSV, JSON): median wall time and its spread, throughput, duplicates, messages, and
+//! percentiles of block arrival after the fetch started; `x_sessions` is the row's median time
+//! over the sessions row of the same layout and seeds. Rows behind the proxy also show what the
+//! deterministic simulator gives for the same layout, so that the two orderings can be compared.
+//! Every block is checked against its CID.
 //!
 //! Wall-clock figures on a shared machine: for the protocol's behaviour in controlled networks,
 //! use the deterministic simulator (`bitswap`).
@@ -22,9 +25,12 @@ use serde_json::{json, Value};
 use syncscope_node::content::Block;
 use syncscope_node::net::bitswap::{Behaviour, Config, Event};
 use syncscope_node::store::MemoryBlockStore;
-use syncscope_proto::bitswap::raw_cid;
+use syncscope_proto::bitswap::{raw_cid, ClientMode};
 
-use crate::libp2p_host::{listen_loopback, tcp_swarm};
+use syncscope_sim::bitswap::{Distribution, FetchPattern, Scenario};
+
+use crate::delay_proxy::DelayProxy;
+use crate::libp2p_host::{listen_loopback, socket_addr, tcp_multiaddr, tcp_swarm};
 use crate::report::{render, spread, Format, Row};
 
 type Node = Swarm<Behaviour<MemoryBlockStore>>;
@@ -42,6 +48,49 @@ pub struct Args {
     runs: u16,
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
+    /// Blocks fetched on the one-holder layout.
+    #[arg(long, default_value_t = 100)]
+    one_holder_blocks: usize,
+    /// Bytes per block on the one-holder layout: small, as in the simulator's sweep, so that
+    /// round trips, not the proxy's throughput, decide the time.
+    #[arg(long, default_value_t = 8000)]
+    one_holder_size: usize,
+    /// One-way delay the proxy adds in front of each seed on the one-holder layout, in ms.
+    #[arg(long, default_value_t = 20)]
+    delay_ms: u64,
+}
+
+/// Where the blocks are and how far away the seeds are.
+#[derive(Debug, Clone, Copy)]
+struct Layout {
+    distribution: Distribution,
+    seeds: usize,
+    /// One-way delay in front of every seed (none: plain loopback).
+    delay: Duration,
+}
+
+impl Layout {
+    /// The seeds (0-based) that hold each block, drawn as the simulator draws them.
+    fn holders(&self, blocks: usize) -> Vec<Vec<usize>> {
+        self.distribution.assign(self.seeds, blocks, &mut ChaCha8Rng::seed_from_u64(2))
+    }
+
+    /// The simulator's run of this layout: the same blocks, seeds and one-way delay, one fetch
+    /// of everything at once.
+    fn simulated(&self, blocks: usize, size: usize, mode: ClientMode) -> Duration {
+        let scenario = Scenario::custom(
+            self.seeds + 1,
+            blocks,
+            size,
+            self.distribution,
+            FetchPattern::BigBatch,
+            self.delay,
+            Duration::ZERO,
+            None,
+            1,
+        );
+        syncscope_sim::bitswap::run(&scenario, mode).time
+    }
 }
 
 fn node(config: Config) -> Node {
@@ -72,16 +121,28 @@ struct Outcome {
     bytes_received: u64,
 }
 
-async fn fetch(config: Config, seeds: usize, blocks: &[(Cid, Bytes)]) -> Outcome {
+async fn fetch(config: Config, layout: Layout, blocks: &[(Cid, Bytes)]) -> Outcome {
     let mut tasks = Vec::new();
+    let mut proxies = Vec::new();
     let mut fetcher = node(config);
-    for _ in 0..seeds {
-        let (addr, task) = seed(blocks).await;
+    let holders = layout.holders(blocks.len());
+    for s in 0..layout.seeds {
+        let own: Vec<(Cid, Bytes)> = (blocks.iter().zip(&holders))
+            .filter(|(_, h)| h.contains(&s))
+            .map(|(b, _)| b.clone())
+            .collect();
+        let (mut addr, task) = seed(&own).await;
         tasks.push(task);
+        if !layout.delay.is_zero() {
+            let target = socket_addr(&addr).expect("a TCP listen address");
+            let proxy = DelayProxy::start(target, layout.delay).expect("delay proxy");
+            addr = tcp_multiaddr(proxy.addr);
+            proxies.push(proxy);
+        }
         fetcher.dial(addr).expect("dial");
     }
     let mut connected = 0;
-    while connected < seeds {
+    while connected < layout.seeds {
         if let SwarmEvent::Behaviour(Event::PeerConnected { .. }) = fetcher.select_next_some().await
         {
             connected += 1;
@@ -131,10 +192,17 @@ pub fn run(args: Args) -> Result<(), String> {
         .map_err(|e| format!("tokio runtime: {e}"))?;
     let rows = runtime.block_on(rows(&args));
     let note = format!(
-        "{} blocks x {} B, every seed holds every block; time_ms is the median of {} runs \
-         (min-max beside it), the other columns are from the median run; x_sessions is time_ms \
-         over the sessions row with as many seeds",
-        args.blocks, args.size, args.runs
+        "{} blocks x {} B where every seed holds every block, {} x {} B where each is on one \
+         seed behind a proxy adding {} ms each way; time_ms is the median of {} runs (min-max beside it), the \
+         other columns are from the median run; x_sessions is time_ms over the sessions row of \
+         the same layout and seeds; sim_ms is the deterministic simulator's time for the same \
+         layout and delay (no bandwidth limit), and sim_x_sessions its ratio",
+        args.blocks,
+        args.size,
+        args.one_holder_blocks,
+        args.one_holder_size,
+        args.delay_ms,
+        args.runs
     );
     print!("{}", render(args.format, &rows, &[note]));
     Ok(())
@@ -142,48 +210,84 @@ pub fn run(args: Args) -> Result<(), String> {
 
 async fn rows(args: &Args) -> Vec<Row> {
     let mut rng = ChaCha8Rng::seed_from_u64(1);
-    let blocks: Vec<(Cid, Bytes)> = (0..args.blocks)
-        .map(|_| {
-            let mut data = vec![0; args.size];
-            rng.fill_bytes(&mut data);
-            (raw_cid(&data), Bytes::from(data))
-        })
-        .collect();
-    let total_mb = (args.blocks * args.size) as f64 / 1e6;
+    let mut random_blocks = |count, size| -> Vec<(Cid, Bytes)> {
+        (0..count)
+            .map(|_| {
+                let mut data = vec![0; size];
+                rng.fill_bytes(&mut data);
+                (raw_cid(&data), Bytes::from(data))
+            })
+            .collect()
+    };
+    let blocks = random_blocks(args.blocks, args.size);
+    let small = random_blocks(args.one_holder_blocks, args.one_holder_size);
+    let every =
+        |seeds| Layout { distribution: Distribution::AllToAll, seeds, delay: Duration::ZERO };
+    let one_holder = Layout {
+        distribution: Distribution::OnePeerPerBlock,
+        seeds: 3,
+        delay: Duration::from_millis(args.delay_ms),
+    };
+    let variants = [(every(1), &blocks), (every(3), &blocks), (one_holder, &small)];
     let mut rows = Vec::new();
-    let mut sessions_ms = [None, None];
-    for (mode, seeds) in [("sessions", 1), ("sessions", 3), ("legacy", 1), ("legacy", 3)] {
-        let mut outcomes = Vec::new();
-        for _ in 0..args.runs {
-            let config = if mode == "legacy" { Config::legacy() } else { Config::default() };
-            outcomes.push(fetch(config, seeds, &blocks).await);
-        }
-        let times: Vec<f64> = outcomes.iter().map(|o| ms(o.time)).collect();
-        let (median, min, max) = spread(&times);
-        outcomes.sort_by_key(|o| o.time);
-        let o = &outcomes[outcomes.len() / 2];
-        let base = *sessions_ms[usize::from(seeds > 1)].get_or_insert(median);
-        let mut arrivals = o.arrivals.clone();
-        arrivals.sort();
-        let received = o.arrivals.len() as u64 + o.duplicates;
-        let row = json!({
-            "mode": mode,
-            "seeds": seeds,
-            "time_ms": median,
-            "min_ms": min,
-            "max_ms": max,
-            "mb_per_s": total_mb / (median / 1000.0),
-            "dups": o.duplicates,
-            "dup_pct": 100.0 * o.duplicates as f64 / received as f64,
-            "msgs_in": o.msgs_received,
-            "mb_in": o.bytes_received as f64 / 1e6,
-            "p50_ms": ms(percentile(&arrivals, 0.5)),
-            "p99_ms": ms(percentile(&arrivals, 0.99)),
-            "x_sessions": median / base,
-        });
-        if let Value::Object(row) = row {
-            rows.push(row);
+    for (layout, blocks) in variants {
+        let mut sessions = None;
+        for mode in [ClientMode::Sessions, ClientMode::Legacy] {
+            rows.push(variant(args, layout, blocks, mode, &mut sessions).await);
         }
     }
     rows
+}
+
+/// One row: `runs` fetches of `blocks` on `layout`; `sessions` holds the sessions row's median
+/// time and its simulated time, which the legacy row is compared with.
+async fn variant(
+    args: &Args,
+    layout: Layout,
+    blocks: &[(Cid, Bytes)],
+    mode: ClientMode,
+    sessions: &mut Option<(f64, f64)>,
+) -> Row {
+    let mut outcomes = Vec::new();
+    for _ in 0..args.runs {
+        let config = match mode {
+            ClientMode::Legacy => Config::legacy(),
+            ClientMode::Sessions => Config::default(),
+        };
+        outcomes.push(fetch(config, layout, blocks).await);
+    }
+    let times: Vec<f64> = outcomes.iter().map(|o| ms(o.time)).collect();
+    let (median, min, max) = spread(&times);
+    outcomes.sort_by_key(|o| o.time);
+    let o = &outcomes[outcomes.len() / 2];
+    let size = blocks.first().map_or(0, |(_, b)| b.len());
+    let simulated =
+        (!layout.delay.is_zero()).then(|| ms(layout.simulated(blocks.len(), size, mode)));
+    let (base, sim_base) = *sessions.get_or_insert((median, simulated.unwrap_or(f64::NAN)));
+    let mut arrivals = o.arrivals.clone();
+    arrivals.sort();
+    let received = o.arrivals.len() as u64 + o.duplicates;
+    let total_mb = (blocks.len() * size) as f64 / 1e6;
+    let row = json!({
+        "layout": format!("{} {}ms", layout.distribution, layout.delay.as_millis()),
+        "mode": match mode { ClientMode::Sessions => "sessions", ClientMode::Legacy => "legacy" },
+        "seeds": layout.seeds,
+        "time_ms": median,
+        "min_ms": min,
+        "max_ms": max,
+        "mb_per_s": total_mb / (median / 1000.0),
+        "dups": o.duplicates,
+        "dup_pct": 100.0 * o.duplicates as f64 / received as f64,
+        "msgs_in": o.msgs_received,
+        "mb_in": o.bytes_received as f64 / 1e6,
+        "p50_ms": ms(percentile(&arrivals, 0.5)),
+        "p99_ms": ms(percentile(&arrivals, 0.99)),
+        "x_sessions": median / base,
+        "sim_ms": simulated,
+        "sim_x_sessions": simulated.map(|s| s / sim_base),
+    });
+    match row {
+        Value::Object(row) => row,
+        _ => Row::new(),
+    }
 }

@@ -123,7 +123,7 @@ impl<S: ChunkStore + Send + 'static, I: IntervalStore + Send + 'static> Host<S, 
 
     /// Dials `peer` at `addr` and waits until connected.
     pub async fn connect(&self, peer: PeerId, addr: SocketAddr) -> Result<(), String> {
-        let multiaddr = Multiaddr::from(addr.ip()).with(Protocol::Tcp(addr.port()));
+        let multiaddr = tcp_multiaddr(addr);
         self.with(move |s, _| s.dial(multiaddr.with(Protocol::P2p(peer))))
             .await?
             .map_err(|e| e.to_string())?;
@@ -174,7 +174,13 @@ pub async fn listen_loopback<B: NetworkBehaviour>(
     }
 }
 
-fn socket_addr(addr: &Multiaddr) -> Option<SocketAddr> {
+/// The multiaddr of a TCP socket address.
+pub fn tcp_multiaddr(addr: SocketAddr) -> Multiaddr {
+    Multiaddr::from(addr.ip()).with(Protocol::Tcp(addr.port()))
+}
+
+/// The socket address of a TCP multiaddr.
+pub fn socket_addr(addr: &Multiaddr) -> Option<SocketAddr> {
     let mut ip = None;
     for p in addr.iter() {
         match p {

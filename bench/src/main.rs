@@ -31,7 +31,9 @@ enum Command {
     /// Bitswap sessions vs the legacy client on the seed's matrix, realistic, datacenter and
     /// slow-link sets.
     Bitswap(bitswap::Args),
-    /// Bitswap over real libp2p swarms on loopback TCP: sessions vs legacy, one and three seeds.
+    /// Bitswap over real libp2p swarms on loopback TCP: sessions vs legacy, one and three seeds
+    /// holding every block, and three behind a delay proxy holding one block each, beside the
+    /// simulator's figures for that layout.
     BitswapNet(bitswap_net::Args),
     /// The relay under load: memory per connection, throughput through one circuit, relayed dial
     /// time (real processes on loopback).
