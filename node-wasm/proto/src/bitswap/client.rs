@@ -877,8 +877,8 @@ mod tests {
     }
 
     #[test]
-    fn a_want_for_peers_sure_to_have_it_asks_only_a_few_of_them_want_have() {
-        use crate::bitswap::session::CONFIDENT_BACKUPS;
+    fn a_want_for_peers_sure_to_have_it_asks_only_a_few_of_them_want_have_until_one_lacks_it() {
+        use crate::bitswap::session::choice::CONFIDENT_BACKUPS;
         let now = Instant::now();
         let mut c = client(8, ClientMode::Sessions);
         let s = c.new_session(now);
@@ -899,6 +899,15 @@ mod tests {
         // want-haves to the other four could only say what is already known.
         assert_eq!(wants_of(&sent, WantType::Block).len(), 1);
         assert_eq!(wants_of(&sent, WantType::Have).len(), CONFIDENT_BACKUPS);
+        // The sure bet lacks block 5: the layout has shifted, and the next want asks everyone
+        // again, so that the model learns the new layout from every peer.
+        let sure = wants_of(&sent, WantType::Block)[0];
+        c.handle_message(t + 45 * MS, sure, &presence(block(5).cid(), Presence::DontHave));
+        sent_by(&mut c, t + 70 * MS);
+        c.want(t + 70 * MS, s, [block(6).cid()]);
+        let sent = sent_by(&mut c, t + 95 * MS);
+        assert_eq!(wants_of(&sent, WantType::Block).len(), 1);
+        assert_eq!(wants_of(&sent, WantType::Have).len(), 7);
     }
 
     #[test]

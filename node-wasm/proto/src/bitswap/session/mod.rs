@@ -2,8 +2,8 @@
 //!
 //! Rules (sessions mode):
 //! - A new want goes to the session's peers: want-block to the best one, want-have to the
-//!   others (only three of them besides those in doubt when the best is a confident holder),
-//!   all with `sendDontHave`. "Best" means HAVE, then the learned presence model
+//!   others (only three of them besides those in doubt when the best is a confident holder,
+//!   unless a confident holder lacked one of the last few wants), all with `sendDontHave`. "Best" means HAVE, then the learned presence model
 //!   ([`Predictor`]), then the shortest expected delay (round trip plus the blocks already queued
 //!   at that peer, each at its service time, or at a round trip until one was measured), then
 //!   most blocks delivered. While the session's peers are unlikely to have
@@ -47,42 +47,22 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::time::Duration;
 
 use cid::Cid;
-use rand::seq::SliceRandom;
-use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use web_time::Instant;
 
 use super::message::{Presence, WantType};
-use super::peer::{PeerState, Typical};
+use super::peer::PeerState;
 use super::predictor::{Predictor, WINDOW};
 use super::ClientMode;
 
+pub(super) mod choice;
 mod reroute;
+
+use choice::CONFIDENT;
 
 /// Identifies a session of one [`Client`](super::Client).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct SessionId(pub u64);
-
-/// Peers never heard from that one want may probe with want-have while the session explores.
-const EXPLORE_PROBES: usize = 16;
-/// The session explores until it knows (or has probed) this many peers. A probe costs a few
-/// dozen bytes each way and tells a round trip; with many peers, the nearest are rarely among
-/// the first few dozen (Realistic-300Nodes: 472.8 ms with 32 explored 4 at a time, 435.0 with
-/// every peer, 16 at a time).
-const EXPLORE_PEERS: usize = 1024;
-
-/// A presence estimate this high makes a single want-block the right call.
-const CONFIDENT: f64 = 0.8;
-/// Peers that a want-block to a confident holder is backed up by (want-have): if it lacks the
-/// block after all, one of them may have said HAVE already. More want-haves to confident holders
-/// teach little and cost a message each way per peer: with every peer of Realistic-300Nodes a
-/// session member, its wants came to 2.5 MB; with 3 backups to 75 kB. One backup raised
-/// Datacenter-3Leeches3Seeds' duplicates from 21 to 39.
-pub(super) const CONFIDENT_BACKUPS: usize = 3;
-
-/// Sort key of a candidate: presence bucket (negated), expected delay in microseconds, load,
-/// blocks delivered (more first), random tie-break.
-type RankKey = (i64, u64, usize, std::cmp::Reverse<u32>, u32);
 
 #[derive(Debug, Clone, Copy)]
 struct Ask {
@@ -101,6 +81,8 @@ struct Want<P> {
     live_block: BTreeSet<P>,
     /// Rounds of asking done: each widens the next.
     rounds: u32,
+    /// The peer sent the want-block as a confident holder, with few backups.
+    confident_block: Option<P>,
 }
 
 /// A satisfied want whose other answers are still coming in: they tell how many peers hold it.
@@ -170,6 +152,8 @@ pub(super) struct Session<P> {
     /// held the block too. Their ratio is the co-holding rate.
     other_answers: u32,
     extra_holders: u32,
+    /// The last want whose confident want-block was answered DONT_HAVE ([`Self::backs_up_few`]).
+    confident_miss: Option<u64>,
     /// HAVE (or block) answers among all answers: the session's hit rate.
     haves: u32,
     answers: u32,
@@ -201,6 +185,7 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
             next_index: 0,
             other_answers: 0,
             extra_holders: 0,
+            confident_miss: None,
             haves: 0,
             answers: 0,
             last_progress: now,
@@ -253,6 +238,7 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
             presence: BTreeMap::new(),
             live_block: BTreeSet::new(),
             rounds: 0,
+            confident_block: None,
         };
         self.next_index += 1;
         self.wants.insert(cid, want);
@@ -268,20 +254,6 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
         let mut cids: Vec<(u64, Cid)> = self.wants.iter().map(|(c, w)| (w.index, *c)).collect();
         cids.sort_unstable();
         cids.into_iter().map(|(_, c)| c).collect()
-    }
-
-    /// Chance that a peer holds a block that another peer already holds: near 1 when every
-    /// peer has everything, near 0 when each block has one holder. A quarter of an observation
-    /// of prior, so one want answered by several peers is already evidence.
-    fn co_holding_rate(&self) -> f64 {
-        (f64::from(self.extra_holders) + 0.25) / (f64::from(self.other_answers) + 0.5)
-    }
-
-    /// How many optimistic want-blocks a want may take: each one beyond the first duplicates
-    /// with the co-holding rate, and together they may cost `dup_budget` expected duplicates.
-    fn optimistic_want_blocks(&self) -> usize {
-        let extra = (self.dup_budget / self.co_holding_rate()).floor();
-        1 + extra.min(1e6) as usize
     }
 
     /// Decides who gets which want for `cid` now. The caller sends them.
@@ -318,6 +290,7 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
             .keys()
             .filter(|p| !want.asked.contains_key(p))
             .partition(|p| self.peers.contains_key(p));
+        let mut confident_block = None;
         let asks = match self.mode {
             ClientMode::Legacy => {
                 let fresh = if members.is_empty() { others } else { members };
@@ -325,156 +298,18 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
             }
             ClientMode::Sessions => {
                 let fresh = self.candidates(index, rounds, members, others, peers, rng);
-                self.fan_out(fresh, peers)
+                confident_block = fresh
+                    .first()
+                    .filter(|(_, prob)| *prob >= CONFIDENT && self.backs_up_few(index))
+                    .map(|(p, _)| *p);
+                self.fan_out(fresh, confident_block.is_some(), peers)
             }
         };
         if let Some(want) = self.wants.get_mut(&cid) {
             want.rounds += 1;
+            want.confident_block = confident_block;
         }
         self.ask(cid, asks)
-    }
-
-    /// How many peers a want is put to at once: enough for about 1.5 expected holders given the
-    /// session's hit rate, doubling each round that found nobody; everyone when blocks are known
-    /// to have a single holder. Keeping it small matters: every peer asked want-have for a small
-    /// block answers with the block itself.
-    fn fan_out_limit(&self, rounds: u32) -> usize {
-        if self.co_holding_rate() <= self.dup_budget {
-            return usize::MAX;
-        }
-        let base = (1.5 / self.hit_rate()).ceil().max(2.0) as usize;
-        base.saturating_mul(1 << rounds.min(16))
-    }
-
-    /// Share of answers that were HAVE or a block, with a one-in-two prior.
-    fn hit_rate(&self) -> f64 {
-        (f64::from(self.haves) + 1.0) / (f64::from(self.answers) + 2.0)
-    }
-
-    /// The peers to ask now, best first: every session peer not asked yet, topped up with other
-    /// connected peers while the session peers are unlikely to have the block.
-    fn candidates(
-        &mut self,
-        index: u64,
-        rounds: u32,
-        members: Vec<P>,
-        others: Vec<P>,
-        peers: &BTreeMap<P, PeerState>,
-        rng: &mut ChaCha8Rng,
-    ) -> Vec<(P, f64)> {
-        let limit = self.fan_out_limit(rounds);
-        let mut others = others;
-        others.shuffle(rng);
-        let mut ranked = self.rank(index, members, peers, rng);
-        let expected: f64 = ranked.iter().map(|(_, p)| p).sum();
-        let room = if expected < 1.0 {
-            limit.saturating_sub(ranked.len())
-        } else {
-            usize::from(saturated(ranked.first().map(|(p, _)| *p), peers))
-        };
-        if room > 0 {
-            let mut extra = self.rank(index, others.clone(), peers, rng);
-            extra.truncate(room);
-            // A measured recruit with an empty queue goes first when the members are busy; one
-            // never heard from is only probed (want-have): it may be far away, and a want-block
-            // it answers after we gave up on it is a duplicate.
-            let (measured, probes): (Vec<_>, Vec<_>) = extra
-                .into_iter()
-                .partition(|(p, _)| peers.get(p).is_some_and(|s| s.srtt().is_some()));
-            let mut front = measured;
-            front.append(&mut ranked);
-            ranked = front;
-            ranked.sort_by_key(|(_, prob)| std::cmp::Reverse(presence_bucket(*prob)));
-            ranked.extend(probes);
-        }
-        if self.explores() {
-            let room = EXPLORE_PEERS.saturating_sub(self.peers.len() + self.probed.len());
-            let probes: Vec<(P, f64)> = others
-                .iter()
-                .filter(|p| peers.get(p).is_some_and(|s| s.srtt().is_none()))
-                .filter(|p| !self.probed.contains(p) && !ranked.iter().any(|(r, _)| r == *p))
-                .take(EXPLORE_PROBES.min(room))
-                .map(|p| (*p, self.hit_rate()))
-                .collect();
-            self.probed.extend(probes.iter().map(|(p, _)| *p));
-            ranked.extend(probes);
-        }
-        ranked
-    }
-
-    /// Whether to spend want-haves on peers never heard from, to learn their round trips
-    /// before a big step: until [`EXPLORE_PEERS`] are known or probed, and while its blocks
-    /// have all been too big to come back inline.
-    fn explores(&self) -> bool {
-        self.peers.len() + self.probed.len() < EXPLORE_PEERS
-            && self.smallest_block.is_some_and(|s| s > self.max_inline_block_size)
-    }
-
-    /// Want-block to the best candidates (as many as [`Self::optimistic_want_blocks`] allows),
-    /// want-have to the rest, or, after a want-block to a confident holder, to
-    /// [`CONFIDENT_BACKUPS`] of the other confident members and to every other candidate. Peers
-    /// older than 1.2.0 cannot take want-have and are skipped unless chosen for the block.
-    fn fan_out(&self, ranked: Vec<(P, f64)>, peers: &BTreeMap<P, PeerState>) -> Vec<(P, WantType)> {
-        // Extra want-blocks only pay when nobody is a safe bet: a confident guess costs nothing
-        // if right, while extra want-blocks duplicate as soon as the layout shifts. Want-haves
-        // still go to every peer whose presence is in doubt and to every peer being probed.
-        let top = ranked.first().map_or(0.0, |(_, p)| *p);
-        let (blocks, asked) = match top < CONFIDENT {
-            true => (self.optimistic_want_blocks(), usize::MAX),
-            false => (1, 1 + CONFIDENT_BACKUPS),
-        };
-        ranked
-            .into_iter()
-            .enumerate()
-            .filter(|(i, (p, prob))| *i < asked || *prob < CONFIDENT || !self.peers.contains_key(p))
-            .filter_map(|(i, (p, _))| {
-                let supports_have = peers.get(&p).is_some_and(|s| s.version.supports_have());
-                if i < blocks {
-                    Some((p, WantType::Block))
-                } else {
-                    supports_have.then_some((p, WantType::Have))
-                }
-            })
-            .collect()
-    }
-
-    /// Candidates, best first, with their presence estimate.
-    fn rank(
-        &mut self,
-        index: u64,
-        candidates: Vec<P>,
-        peers: &BTreeMap<P, PeerState>,
-        rng: &mut ChaCha8Rng,
-    ) -> Vec<(P, f64)> {
-        let prior = self.hit_rate();
-        let typical = Typical::of(peers);
-        let mut scored: Vec<(RankKey, P, f64)> = candidates
-            .into_iter()
-            .map(|p| {
-                let prob = self.predictor.predict(p, index, prior);
-                let state = peers.get(&p);
-                // Among likely holders the faster peer should take more; where presence is a
-                // guess, a round trip per queued block also spreads the guesses over peers
-                // (onePeerPerBlock fetches slowed down without it).
-                let confident = presence_bucket(prob) == 100;
-                let delay = state.map_or(typical.rtt, |s| match confident {
-                    true => s.ranking_delay(typical),
-                    false => s.expected_delay(typical),
-                });
-                let load = state.map_or(0, PeerState::live_blocks);
-                let delivered = self.peers.get(&p).map_or(0, |s| s.delivered);
-                let key = (
-                    -presence_bucket(prob),
-                    (delay * 1e6) as u64,
-                    load,
-                    std::cmp::Reverse(delivered),
-                    rng.random(),
-                );
-                (key, p, prob)
-            })
-            .collect();
-        scored.sort_unstable_by_key(|s| s.0);
-        scored.into_iter().map(|(_, p, prob)| (p, prob)).collect()
     }
 
     fn ask(&mut self, cid: Cid, asks: Vec<(P, WantType)>) -> Vec<(P, WantType)> {
@@ -526,6 +361,9 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
                 self.predictor.record(peer, index, true);
             }
             Presence::DontHave => {
+                if want.confident_block == Some(peer) && !timed_out {
+                    self.confident_miss = Some(index);
+                }
                 want.live_block.remove(&peer);
                 if want.presence.get(&peer) != Some(&Presence::Have) || !timed_out {
                     want.presence.insert(peer, Presence::DontHave);
@@ -672,23 +510,4 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
         }
         out
     }
-}
-
-/// Presence classes of width 0.05, except that every confident estimate is one class: among
-/// likely holders, speed decides.
-fn presence_bucket(prob: f64) -> i64 {
-    if prob >= CONFIDENT {
-        100
-    } else {
-        (prob * 20.0).round() as i64
-    }
-}
-
-/// Whether the best member's queue already costs more than a round trip: then a new peer with an
-/// empty queue is worth recruiting.
-fn saturated<P: Ord>(best: Option<P>, peers: &BTreeMap<P, PeerState>) -> bool {
-    let Some(state) = best.and_then(|p| peers.get(&p)) else { return false };
-    let typical = Typical::of(peers);
-    let rtt = state.srtt().unwrap_or(typical.rtt);
-    rtt > 0.0 && state.expected_delay(typical) > 2.0 * rtt
 }
