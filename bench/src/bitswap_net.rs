@@ -240,13 +240,13 @@ async fn rows(args: &Args) -> Vec<Row> {
 }
 
 /// One row: `runs` fetches of `blocks` on `layout`; `sessions` holds the sessions row's median
-/// time and its simulated time, which the legacy row is compared with.
+/// time and its simulated time (none without a delay), which the legacy row is compared with.
 async fn variant(
     args: &Args,
     layout: Layout,
     blocks: &[(Cid, Bytes)],
     mode: ClientMode,
-    sessions: &mut Option<(f64, f64)>,
+    sessions: &mut Option<(f64, Option<f64>)>,
 ) -> Row {
     let mut outcomes = Vec::new();
     for _ in 0..args.runs {
@@ -263,7 +263,7 @@ async fn variant(
     let size = blocks.first().map_or(0, |(_, b)| b.len());
     let simulated =
         (!layout.delay.is_zero()).then(|| ms(layout.simulated(blocks.len(), size, mode)));
-    let (base, sim_base) = *sessions.get_or_insert((median, simulated.unwrap_or(f64::NAN)));
+    let (base, sim_base) = *sessions.get_or_insert((median, simulated));
     let mut arrivals = o.arrivals.clone();
     arrivals.sort();
     let received = o.arrivals.len() as u64 + o.duplicates;
@@ -284,7 +284,7 @@ async fn variant(
         "p99_ms": ms(percentile(&arrivals, 0.99)),
         "x_sessions": median / base,
         "sim_ms": simulated,
-        "sim_x_sessions": simulated.map(|s| s / sim_base),
+        "sim_x_sessions": simulated.zip(sim_base).map(|(s, b)| s / b),
     });
     match row {
         Value::Object(row) => row,
