@@ -387,7 +387,13 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Client<P> {
                     self.offer_deep_wants(now, sid);
                 }
             }
-            self.cancel_everywhere(now, cid);
+            let presence_only = block.data().len() > self.config.max_inline_block_size;
+            for ps in self.peers.values_mut() {
+                match presence_only {
+                    true => ps.served_elsewhere(now, cid),
+                    false => ps.cancel(now, cid),
+                }
+            }
         } else if self.received.contains(&cid) {
             self.stats.record(peer, |c| {
                 c.duplicate_blocks += 1;
@@ -414,9 +420,10 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Client<P> {
 
     fn handle_presence(&mut self, now: Instant, peer: P, p: &BlockPresence) {
         self.answered(now, peer, &p.cid, false);
-        if p.presence == Presence::Have {
-            if let Some(ps) = self.peers.get_mut(&peer) {
-                ps.answered_have(&p.cid);
+        if let Some(ps) = self.peers.get_mut(&peer) {
+            match p.presence {
+                Presence::Have => ps.answered_have(&p.cid),
+                Presence::DontHave => ps.answered_dont_have(now, &p.cid),
             }
         }
         let sids: Vec<SessionId> = match self.wanted.get(&p.cid) {
@@ -583,7 +590,12 @@ mod tests {
     }
 
     fn client(peers: u8, mode: ClientMode) -> Client<u8> {
-        let mut c = Client::new(Config::new(mode).with_rng_seed(7));
+        client_with(peers, Config::new(mode).with_rng_seed(7))
+    }
+
+    fn client_with(peers: u8, config: Config) -> Client<u8> {
+        let mode = config.mode;
+        let mut c = Client::new(config);
         let version = if mode == ClientMode::Legacy { ProtocolVersion::V1_1_0 } else { V12 };
         for p in 0..peers {
             c.peer_connected(Instant::now(), p, version);
@@ -813,14 +825,30 @@ mod tests {
     }
 
     #[test]
-    fn on_receipt_cancels_go_to_every_other_peer_sent_the_want() {
-        let (mut c, s, now, wb, haves) = asked(3);
+    fn on_receipt_cancels_go_to_every_other_peer_sent_the_want_if_the_block_could_come_inline() {
+        // Blocks this small would be the answer to a want-have.
+        let config = Config::default().with_rng_seed(7).with_max_inline_block_size(4096);
+        let (mut c, s, now, wb, haves) = asked_by(client_with(3, config));
         let b = block(1);
         c.handle_message(now + 20 * MS, wb, &blocks(std::slice::from_ref(&b)));
         assert_eq!(c.poll_event(), Some(Event::Block { session: s, block: b }));
         let sent = sent_by(&mut c, now + 45 * MS);
         assert_eq!(cancels(&sent), haves);
         assert!(!c.session_pending(s));
+    }
+
+    #[test]
+    fn on_receipt_want_haves_for_a_bigger_block_are_cancelled_only_where_answered_dont_have() {
+        let (mut c, s, now, wb, haves) = asked(3);
+        let b = block(1);
+        c.handle_message(now + 20 * MS, wb, &blocks(std::slice::from_ref(&b)));
+        assert_eq!(c.poll_event(), Some(Event::Block { session: s, block: b.clone() }));
+        assert_eq!(cancels(&sent_by(&mut c, now + 45 * MS)), Vec::<u8>::new());
+        assert!(!c.session_pending(s));
+        // A HAVE ends the want at its server; after a DONT_HAVE the server keeps it.
+        c.handle_message(now + 50 * MS, haves[0], &presence(b.cid(), Presence::Have));
+        c.handle_message(now + 50 * MS, haves[1], &presence(b.cid(), Presence::DontHave));
+        assert_eq!(cancels(&sent_by(&mut c, now + 75 * MS)), vec![haves[1]]);
     }
 
     #[test]
