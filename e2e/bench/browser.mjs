@@ -76,10 +76,11 @@ const TARGETS = [
 ];
 
 const USAGE = `usage: cargo xtask bench browser [--runs N] [--cases a,b,...] [--seed-peers N]
-       [--seed-content SIZE] [--format table|csv|json] [--profile]
---profile: the page's load, one fetch over ws and its ceiling's link probe under Chrome's CPU
-           profiler (a page built with its function names), printed as time per kind of work and
-           per function, and the fetch's time per MB against the probe's, instead of the cases
+       [--seed-content SIZE] [--format table|csv|json] [--profile [--transport ws|webrtc-direct]]
+--profile: the page's load, one fetch and its ceiling's link probe under Chrome's CPU profiler (a
+           page built with its function names), printed as time per kind of work and per
+           function, and the fetch's time per MB against the probe's, instead of the cases
+--transport: the page's transport to the relay under --profile (default ws)
 cases: ${CASES.map((c) => c.name).join(', ')}`;
 
 function options() {
@@ -92,6 +93,7 @@ function options() {
         'seed-content': { type: 'string', default: '64MiB' },
         format: { type: 'string', default: 'table' },
         profile: { type: 'boolean', default: false },
+        transport: { type: 'string', default: 'ws' },
         help: { type: 'boolean', default: false },
       },
     });
@@ -102,6 +104,7 @@ function options() {
     const runs = Number(values.runs);
     if (!Number.isInteger(runs) || runs < 1) throw new Error(`--runs must be a positive integer, got ${values.runs}`);
     if (!['table', 'csv', 'json'].includes(values.format)) throw new Error(`--format must be table, csv or json, got ${values.format}`);
+    if (!['ws', 'webrtc-direct'].includes(values.transport)) throw new Error(`--transport must be ws or webrtc-direct, got ${values.transport}`);
     const names = values.cases.split(',').filter(Boolean);
     const unknown = names.filter((n) => !CASES.some((c) => c.name === n));
     if (unknown.length) throw new Error(`unknown case ${unknown.join(', ')}`);
@@ -348,10 +351,11 @@ if (opts.profile) {
   try {
     const origin = new URL(relay.url).origin;
     const cid = new URL(relay.shareLink).searchParams.get('fetch');
-    const profile = await profileFetchAndCeiling(() => browser.newStoredPage(origin), relay, cid, opts['seed-content']);
+    const transport = opts.transport;
+    const profile = await profileFetchAndCeiling(() => browser.newStoredPage(origin), relay, cid, opts['seed-content'], transport);
     console.log(`Chrome's sampling CPU profiler (250 µs) over the page's load (from the navigation's commit until the relay
-connects), one ${opts['seed-content']} fetch over ws from ${opts['seed-peers']} seed peers, then on a fresh page the
-link probe of the same size to the first seed through the relay (ceiling_ws),
+connects), one ${opts['seed-content']} fetch over ${transport} from ${opts['seed-peers']} seed peers, then on a fresh page the
+link probe of the same size to the first seed through the relay (ceiling_${transport.replace('-', '_')}),
 in headless Chromium ${browser.version()} on loopback; the page is the release build with its wasm function names kept and
 no wasm-opt, so it runs a little slower than the served one. Self time: the function on top of the stack.\n`);
     printProfile(profile);

@@ -93,7 +93,7 @@ function busyStretches(samples, minMs) {
 /// each phase's time and its breakdown. `query` starts the work (a fetch or a link probe).
 async function profileRun(page, relay, query, done) {
   // The profiler starts once the navigation commits: a new document may get a new renderer.
-  await page.goto(`${relay.url}?room=default&transport=ws&${query}`);
+  await page.goto(`${relay.url}?room=default&${query}`);
   await page.send('Profiler.enable');
   await page.send('Profiler.setSamplingInterval', { interval: 250 });
   await page.send('Profiler.start');
@@ -114,9 +114,10 @@ async function profileRun(page, relay, query, done) {
   return { load, run };
 }
 
-/// The fetch of `cid` over ws, and the link probe to the first seed through the relay (the
-/// `ceiling_ws` case's bare stream of `size`), each on a fresh page from `newPage`.
-export async function profileFetchAndCeiling(newPage, relay, cid, size) {
+/// The fetch of `cid` over `transport` (ws or webrtc-direct), and the link probe to the first seed
+/// through the relay (the `ceiling_<transport>` case's bare stream of `size`), each on a fresh
+/// page from `newPage`.
+export async function profileFetchAndCeiling(newPage, relay, cid, size, transport) {
   const profiled = async (query, done) => {
     const page = await newPage();
     try {
@@ -125,8 +126,8 @@ export async function profileFetchAndCeiling(newPage, relay, cid, size) {
       await page.close();
     }
   };
-  const fetch = await profiled(`fetch=${cid}`, 'fetch-done');
-  const ceiling = await profiled(`probe=peer&probe-size=${size}`, 'probe-done');
+  const fetch = await profiled(`transport=${transport}&fetch=${cid}`, 'fetch-done');
+  const ceiling = await profiled(`transport=${transport}&probe=peer&probe-size=${size}`, 'probe-done');
   return { load: fetch.load, fetch: fetch.run, ceiling: ceiling.run };
 }
 

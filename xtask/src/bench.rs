@@ -14,7 +14,8 @@ const BROWSER_HELP: &str = "browser benchmark (run by xtask, not by syncscope-be
                their ratio to the ceiling, duplicates, seeds used, longest main-thread task,
                page weight and load time; one row per case (--cases, --runs, --format);
                --profile: page load, one fetch and its ceiling under Chrome's CPU profiler,
-                         time by function, and the fetch's extra time per MB by kind of work";
+                         time by function, and the fetch's extra time per MB by kind of work
+                         (--transport ws|webrtc-direct, ws unless given)";
 
 /// Benchmarks that run other binaries of the workspace, which must be built first.
 const NEEDS: &[(&str, &[&str])] = &[("relay", &["syncscope-relay"])];
