@@ -387,12 +387,10 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Client<P> {
                     self.offer_deep_wants(now, sid);
                 }
             }
-            let presence_only = block.data().len() > self.config.max_inline_block_size;
-            for ps in self.peers.values_mut() {
-                match presence_only {
-                    true => ps.served_elsewhere(now, cid),
-                    false => ps.cancel(now, cid),
-                }
+            if block.data().len() > self.config.max_inline_block_size {
+                self.peers.values_mut().for_each(|ps| ps.served_elsewhere(now, cid));
+            } else {
+                self.cancel_everywhere(now, cid);
             }
         } else if self.received.contains(&cid) {
             self.stats.record(peer, |c| {
