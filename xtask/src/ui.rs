@@ -33,7 +33,7 @@ pub fn build(page: Page) -> Result<PathBuf> {
     trunk
         .args(["build", "--release", "--offline=true"])
         .env("PATH", path)
-        .env("CARGO_ENCODED_RUSTFLAGS", remapped_source_paths());
+        .env("CARGO_ENCODED_RUSTFLAGS", rustflags());
     let dist = match page {
         Page::Release => project_root().join("dist"),
         Page::Profiling => {
@@ -50,6 +50,12 @@ pub fn build(page: Page) -> Result<PathBuf> {
         }
     }
     Ok(dist)
+}
+
+/// `.cargo/config.toml`'s flags for wasm32, which `CARGO_ENCODED_RUSTFLAGS` replaces, and the
+/// remapped source paths.
+fn rustflags() -> String {
+    ["-Ctarget-feature=+simd128".to_string(), remapped_source_paths()].join("\x1f")
 }
 
 /// Rustc flags that name each dependency's sources from its own folder: a panic location
