@@ -37,6 +37,12 @@ function shortName(name) {
   return (name || '(anonymous)').replace(/::h[0-9a-f]{16}$/, '').replace(/<.*>/g, '<…>').slice(-90);
 }
 
+/// JS functions are marked as such; an anonymous one is told apart by where it is defined.
+function jsSuffix(frame) {
+  if (frame.functionName || !frame.url) return ' (JS)';
+  return ` (JS ${frame.url.split('/').pop()}:${frame.lineNumber + 1})`;
+}
+
 /// A CPU profile's samples in order, as [call frame, µs].
 function samplesOf(profile) {
   const byNode = new Map(profile.nodes.map((n) => [n.id, n]));
@@ -52,7 +58,7 @@ function breakdown(samples) {
     total += us;
     const kind = kindOf(frame);
     kinds.set(kind, (kinds.get(kind) ?? 0) + us);
-    const fn = `${shortName(frame.functionName)}${frame.url.endsWith('.wasm') ? '' : ' (JS)'}`;
+    const fn = `${shortName(frame.functionName)}${frame.url.endsWith('.wasm') ? '' : jsSuffix(frame)}`;
     const f = functions.get(fn) ?? { us: 0, kind };
     f.us += us;
     functions.set(fn, f);

@@ -1,5 +1,6 @@
 // The page itself: its wasm arrives compressed when the browser accepts it, and the hashed assets
-// are cached for good while the page that names them is revalidated.
+// are cached for good while the page that names them is revalidated; a browser that cannot run
+// it is told why.
 import { expect } from '../lib/assert.mjs';
 
 export default {
@@ -17,5 +18,22 @@ export default {
     const raw = (await response.body()).length;
     console.log(`     wasm: ${raw} bytes, ${sizes.responseBodySize} on the wire (${encoding})`);
     expect(sizes.responseBodySize, 'bytes on the wire below the raw size').toBeAtMost(raw / 2);
+  },
+
+  // A browser without WebAssembly SIMD cannot compile the page's wasm; here its validator says
+  // no and the wasm never arrives, as the compile would fail there. Its own page (not the
+  // test's), whose errors are not checked: the wasm's load fails on purpose.
+  'a browser without WebAssembly SIMD is told so in words': async ({ openPage, relay }) => {
+    const { page, close } = await openPage();
+    try {
+      await page.addInitScript(() => { WebAssembly.validate = () => false; });
+      await page.route(/\.wasm$/, (route) => route.abort());
+      await page.goto(relay.url);
+      const note = page.getByTestId('unsupported');
+      await note.waitFor({ timeout: 10_000 });
+      expect(await note.textContent(), 'the note').toMatch(/needs a browser with WebAssembly SIMD/);
+    } finally {
+      await close();
+    }
   },
 };
