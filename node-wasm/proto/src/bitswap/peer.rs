@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::Duration;
 
 use cid::Cid;
-use indexmap::{IndexMap, IndexSet};
+use indexmap::IndexMap;
 use web_time::Instant;
 
 use super::message::{WantEntry, WantType};
@@ -116,7 +116,7 @@ pub(super) struct PeerState {
     /// Want-haves whose block came from another peer, left for this one to answer instead of
     /// cancelled, oldest first. A server keeps a want it answered with DONT_HAVE, so that
     /// answer still owes it the cancel.
-    abandoned: IndexSet<Cid>,
+    abandoned: IndexMap<Cid, ()>,
     queue: IndexMap<Cid, WantEntry>,
     first_queued: Option<Instant>,
     last_queued: Option<Instant>,
@@ -140,7 +140,7 @@ impl PeerState {
             sent: HashMap::new(),
             live: HashSet::new(),
             withdrawn: IndexMap::new(),
-            abandoned: IndexSet::new(),
+            abandoned: IndexMap::new(),
             queue: IndexMap::new(),
             first_queued: None,
             last_queued: None,
@@ -260,7 +260,7 @@ impl PeerState {
     /// The peer said DONT_HAVE for `cid`: a want-have left to it after the block came from
     /// elsewhere is still held by its server, and is cancelled now.
     pub(super) fn answered_dont_have(&mut self, now: Instant, cid: &Cid) {
-        if self.abandoned.shift_remove(cid) {
+        if self.abandoned.shift_remove(cid).is_some() {
             self.queue_cancel(now, *cid);
         }
     }
@@ -330,20 +330,14 @@ impl PeerState {
         }
         let Some(sent) = self.sent.remove(&cid) else { return };
         self.remember_withdrawn(cid, sent);
-        self.abandoned.insert(cid);
-        if self.abandoned.len() > ABANDONED_MEMORY {
-            self.abandoned.shift_remove_index(0);
-        }
+        remember(&mut self.abandoned, cid, (), ABANDONED_MEMORY);
     }
 
     /// A withdrawn want-have still on its way to an unmeasured peer: its answer gives the first
     /// round trip.
     fn remember_withdrawn(&mut self, cid: Cid, sent: Sent) {
         if !sent.answered && sent.want_type == WantType::Have && self.rtt.srtt.is_none() {
-            self.withdrawn.insert(cid, sent.at);
-            if self.withdrawn.len() > WITHDRAWN_MEMORY {
-                self.withdrawn.shift_remove_index(0);
-            }
+            remember(&mut self.withdrawn, cid, sent.at, WITHDRAWN_MEMORY);
         }
     }
 
@@ -375,6 +369,14 @@ impl PeerState {
         self.queue.insert(cid, entry);
         self.first_queued.get_or_insert(now);
         self.last_queued = Some(now);
+    }
+}
+
+/// Adds `cid` to a memory that forgets its oldest entry beyond `cap`.
+fn remember<V>(memory: &mut IndexMap<Cid, V>, cid: Cid, value: V, cap: usize) {
+    memory.insert(cid, value);
+    if memory.len() > cap {
+        memory.shift_remove_index(0);
     }
 }
 

@@ -80,15 +80,16 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
         let limit = self.fan_out_limit(rounds);
         let mut others = others;
         others.shuffle(rng);
-        let mut ranked = self.rank(index, members, peers, rng);
+        let typical = Typical::of(peers);
+        let mut ranked = self.rank(index, members, peers, typical, rng);
         let expected: f64 = ranked.iter().map(|(_, p)| p).sum();
         let room = if expected < 1.0 {
             limit.saturating_sub(ranked.len())
         } else {
-            usize::from(saturated(ranked.first().map(|(p, _)| *p), peers))
+            usize::from(saturated(ranked.first().map(|(p, _)| *p), peers, typical))
         };
         if room > 0 {
-            let mut extra = self.rank(index, others.clone(), peers, rng);
+            let mut extra = self.rank(index, others.clone(), peers, typical, rng);
             extra.truncate(room);
             // A measured recruit with an empty queue goes first when the members are busy; one
             // never heard from is only probed (want-have): it may be far away, and a want-block
@@ -164,16 +165,17 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
             .collect()
     }
 
-    /// Candidates, best first, with their presence estimate.
+    /// Candidates, best first, with their presence estimate; `typical` is [`Typical::of`]
+    /// `peers`, taken once per want rather than once per ranking.
     pub(super) fn rank(
         &mut self,
         index: u64,
         candidates: Vec<P>,
         peers: &BTreeMap<P, PeerState>,
+        typical: Typical,
         rng: &mut ChaCha8Rng,
     ) -> Vec<(P, f64)> {
         let prior = self.hit_rate();
-        let typical = Typical::of(peers);
         let mut scored: Vec<(RankKey, P, f64)> = candidates
             .into_iter()
             .map(|p| {
@@ -216,9 +218,8 @@ fn presence_bucket(prob: f64) -> i64 {
 
 /// Whether the best member's queue already costs more than a round trip: then a new peer with an
 /// empty queue is worth recruiting.
-fn saturated<P: Ord>(best: Option<P>, peers: &BTreeMap<P, PeerState>) -> bool {
+fn saturated<P: Ord>(best: Option<P>, peers: &BTreeMap<P, PeerState>, typical: Typical) -> bool {
     let Some(state) = best.and_then(|p| peers.get(&p)) else { return false };
-    let typical = Typical::of(peers);
     let rtt = state.srtt().unwrap_or(typical.rtt);
     rtt > 0.0 && state.expected_delay(typical) > 2.0 * rtt
 }

@@ -51,7 +51,7 @@ use rand_chacha::ChaCha8Rng;
 use web_time::Instant;
 
 use super::message::{Presence, WantType};
-use super::peer::PeerState;
+use super::peer::{PeerState, Typical};
 use super::predictor::{Predictor, WINDOW};
 use super::ClientMode;
 
@@ -279,7 +279,7 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
             .map(|(p, _)| *p)
             .collect();
         if !said_have.is_empty() {
-            let best = self.rank(index, said_have, peers, rng)[0].0;
+            let best = self.rank(index, said_have, peers, Typical::of(peers), rng)[0].0;
             return self.ask(cid, vec![(best, WantType::Block)]);
         }
         if want.asked.values().any(|a| !a.answered) {
