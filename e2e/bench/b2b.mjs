@@ -5,7 +5,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 
-import { circuitsClosed, relayedBytes } from '../lib/share.mjs';
+import { circuitsClosed, pickRandomFile, relayedBytes } from '../lib/share.mjs';
 
 const TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim());
 const DIRECT = 'direct (WebRTC)';
@@ -95,16 +95,7 @@ export async function b2bFetch(browser, relay, size, direct) {
     const query = `room=bench-b2b-${Date.now()}&transport=ws${direct ? '' : '&direct=off'}`;
     await a.goto(`${relay.url}?${query}`);
     await a.waitFor('[data-testid="file-input"]', TIMEOUT);
-    await a.evaluate(`(() => {
-      // Random, so that no two blocks are alike: repeating data would be stored, and sent, once.
-      const bytes = new Uint8Array(${size});
-      for (let at = 0; at < bytes.length; at += 65536) crypto.getRandomValues(bytes.subarray(at, at + 65536));
-      const files = new DataTransfer();
-      files.items.add(new File([bytes], 'b2b-bench.bin'));
-      const input = document.querySelector('[data-testid="file-input"]');
-      input.files = files.files;
-      input.dispatchEvent(new Event('change', { bubbles: true }));
-    })()`);
+    await a.evaluate(pickRandomFile(size));
     await a.waitFor('[data-testid="shared"] li code', TIMEOUT);
     const cid = (await a.text('[data-testid="shared"] li code')).trim();
     await b.goto(`${relay.url}?${query}`);

@@ -1,25 +1,33 @@
 // Sharing a file from a page, and reading the relay's counters: what the transfer tests share.
-import { createHash, randomBytes } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-
 import { expect } from './assert.mjs';
 
+/// In a page: `size` random bytes put into its file input as one picked file; resolves to the
+/// bytes' SHA-256 (hex). Random, so that every block differs: repeating data would be stored,
+/// and sent, once. Made in the page, so that pages driven over the bare DevTools Protocol (the
+/// benches, which have no `setInputFiles`) share the same way as the tests' Playwright pages.
+export const pickRandomFile = (size) => `(async () => {
+  const bytes = new Uint8Array(${size});
+  for (let at = 0; at < bytes.length; at += 65536) crypto.getRandomValues(bytes.subarray(at, at + 65536));
+  const files = new DataTransfer();
+  files.items.add(new File([bytes], 'random-${size}.bin'));
+  const input = document.querySelector('[data-testid="file-input"]');
+  input.files = files.files;
+  input.dispatchEvent(new Event('change', { bubbles: true }));
+  const hash = new Uint8Array(await crypto.subtle.digest('SHA-256', bytes));
+  return Array.from(hash, (b) => b.toString(16).padStart(2, '0')).join('');
+})()`;
+
 /// Shares `bytes` random bytes from `page` (already in its room) and returns the CID and the
-/// share link the page shows for it, and the bytes' SHA-256. Random, so that every block differs: repeating data would be
-/// stored, and sent, once.
+/// share link the page shows for it, and the bytes' SHA-256.
 export async function shareFile(page, bytes) {
-  const file = join(tmpdir(), `syncscope-e2e-${Date.now()}.bin`);
-  const content = randomBytes(bytes);
-  writeFileSync(file, content);
-  await page.getByTestId('file-input').setInputFiles(file);
+  await page.getByTestId('file-input').waitFor({ state: 'attached', timeout: 30_000 });
+  const sha256 = await page.evaluate(pickRandomFile(bytes));
   const shared = page.getByTestId('shared').locator('li').first();
   await shared.waitFor({ timeout: 60_000 });
   const cid = (await shared.locator('code').textContent()).trim();
   const link = await shared.locator('a').getAttribute('href');
   expect(link, 'link to fetch it').toMatch(new RegExp(`fetch=${cid}`));
-  return { cid, link, sha256: createHash('sha256').update(content).digest('hex') };
+  return { cid, link, sha256 };
 }
 
 async function metric(relay, name) {
