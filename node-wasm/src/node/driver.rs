@@ -66,9 +66,6 @@ pub(super) struct Driver {
     upgrades: DirectUpgrades,
     /// Listening for direct WebRTC through the relay; kept across relay reconnections.
     listening_webrtc: bool,
-    /// Circuit addresses asked for before the relay was connected: the relay client drops a
-    /// circuit dial that races its own dial of the relay.
-    circuit_dials: Vec<Multiaddr>,
     membership: Membership,
     fetches: Fetches,
     /// Pause pull-sync's pulling while a fetch or a link probe runs
@@ -102,7 +99,6 @@ impl Driver {
             dial_members: config.dial_members,
             upgrades: DirectUpgrades::new(config.direct_webrtc.enabled && webrtc::SUPPORTED),
             listening_webrtc: false,
-            circuit_dials: Vec::new(),
             fetches: Fetches::default(),
             pullsync_yields: config.protocols.pullsync_yields,
             probes: 0,
@@ -345,11 +341,6 @@ impl Driver {
             }
             None => addr,
         };
-        if is_circuit(&addr) && self.relay.is_some() && self.relay_addr.is_none() {
-            tracing::info!(%addr, "dialling the circuit once the relay is connected");
-            self.circuit_dials.push(addr);
-            return Ok(());
-        }
         self.swarm.dial(addr.clone()).map_err(|e| NodeError::Dial { addr, error: Arc::new(e) })
     }
 
@@ -498,11 +489,6 @@ impl Driver {
     /// Reserves a slot through the connection just made, so that room members can dial us.
     fn relay_connected(&mut self, relay: PeerId, addr: Multiaddr) {
         self.relay_addr = Some(addr.clone());
-        for circuit in std::mem::take(&mut self.circuit_dials) {
-            if let Err(error) = self.dial(circuit) {
-                self.emit(NodeEvent::Error { error });
-            }
-        }
         if !self.reserve {
             return;
         }

@@ -47,7 +47,7 @@ use libp2p_core::{
 };
 use libp2p_identity::PeerId;
 use libp2p_swarm::{
-    ConnectionDenied, ConnectionHandler, ConnectionId, DialFailure, NetworkBehaviour,
+    ConnectionDenied, ConnectionHandler, ConnectionId, DialError, DialFailure, NetworkBehaviour,
     NotifyHandler, Stream, THandler, THandlerInEvent, THandlerOutEvent, ToSwarm,
     behaviour::{ConnectionClosed, ConnectionEstablished, FromSwarm, ListenerClosed},
     dial_opts::DialOpts,
@@ -114,6 +114,12 @@ pub struct Behaviour {
     queued_actions: VecDeque<ToSwarm<Event, Either<handler::In, Infallible>>>,
 
     pending_handler_commands: HashMap<ConnectionId, handler::In>,
+
+    /// syncscope patch: circuits to dial through a relay whose own dial here was refused because
+    /// a dial to it was already under way (`DialPeerConditionFalse`). They go to the first
+    /// direct connection to the relay that comes up, and fail with the dial under way. Upstream
+    /// dropped them, so a circuit dialled while the node was still dialling its relay failed.
+    awaiting_relay: HashMap<PeerId, Vec<handler::In>>,
 }
 
 /// Create a new client relay [`Behaviour`] with it's corresponding [`Transport`].
@@ -127,6 +133,7 @@ pub fn new(local_peer_id: PeerId) -> (Transport, Behaviour) {
         listener_id_to_connection_id: Default::default(),
         queued_actions: Default::default(),
         pending_handler_commands: Default::default(),
+        awaiting_relay: Default::default(),
     };
     (transport, behaviour)
 }
@@ -271,14 +278,43 @@ impl NetworkBehaviour for Behaviour {
                     .entry(peer_id)
                     .or_default()
                     .push(connection_id);
+                for event in self.awaiting_relay.remove(&peer_id).unwrap_or_default() {
+                    self.queued_actions.push_back(ToSwarm::NotifyHandler {
+                        peer_id,
+                        handler: NotifyHandler::One(connection_id),
+                        event: Either::Left(event),
+                    });
+                }
             }
             FromSwarm::ConnectionClosed(connection_closed) => {
                 self.on_connection_closed(connection_closed)
             }
             FromSwarm::ListenerClosed(listener_closed) => self.on_listener_closed(listener_closed),
-            FromSwarm::DialFailure(DialFailure { connection_id, .. }) => {
+            FromSwarm::DialFailure(DialFailure {
+                peer_id,
+                error,
+                connection_id,
+            }) => {
                 self.reservation_addresses.remove(&connection_id);
-                self.pending_handler_commands.remove(&connection_id);
+                let command = self.pending_handler_commands.remove(&connection_id);
+                let Some(peer_id) = peer_id else { return };
+                match (error, command) {
+                    (
+                        DialError::DialPeerConditionFalse(_),
+                        Some(command @ handler::In::EstablishCircuit { .. }),
+                    ) => match self.directly_connected_peers.get(&peer_id).and_then(|c| c.first()) {
+                        Some(connection_id) => self.queued_actions.push_back(ToSwarm::NotifyHandler {
+                            peer_id,
+                            handler: NotifyHandler::One(*connection_id),
+                            event: Either::Left(command),
+                        }),
+                        None => self.awaiting_relay.entry(peer_id).or_default().push(command),
+                    },
+                    (DialError::DialPeerConditionFalse(_), _) => {}
+                    _ => {
+                        self.awaiting_relay.remove(&peer_id);
+                    }
+                }
             }
             _ => {}
         }
