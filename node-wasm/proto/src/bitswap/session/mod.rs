@@ -27,9 +27,9 @@
 //!   (`gather_quiet`), at most `first_peer_gather` after the first: peers dialled together get
 //!   ready one after another, and wants handed to the first alone could not be spread over the
 //!   others afterwards.
-//! - While want-blocks wait deep in one peer's queue, connected peers the session never asked
-//!   anything are asked about them (want-have): a seed that joined a fetch under way, or one
-//!   connected when all wants went to the first, takes its share. Each one it says HAVE to moves
+//! - While want-blocks wait deep in one peer's queue, connected peers that hold none of the
+//!   session's want-blocks are asked about them (want-have), once each: a seed that joined a
+//!   fetch under way, or one connected when all wants went to the first, takes its share. Each one it says HAVE to moves
 //!   to it (the old holder gets a cancel) if it would answer sooner by at least a block's
 //!   service time. Only wants queued behind more than a server's in-flight allowance move: the
 //!   ones in front may be on the wire already.

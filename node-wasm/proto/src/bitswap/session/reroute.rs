@@ -1,7 +1,7 @@
 //! Moving want-blocks that wait deep in one peer's queue to a peer that would answer sooner: the
-//! offers to peers never asked, and the moves their HAVEs allow.
+//! offers to idle peers, and the moves their HAVEs allow.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use cid::Cid;
 
@@ -10,7 +10,7 @@ use crate::bitswap::message::{Presence, WantType};
 use crate::bitswap::peer::{PeerState, Typical};
 use crate::bitswap::ClientMode;
 
-/// Peers never asked that one round of offers puts deep wants to.
+/// Idle peers that one round of offers puts deep wants to.
 const OFFER_PEERS: usize = 4;
 /// Peers a session offers deep wants to, in all: each HAVE can move a want-block, and a peer
 /// asked want-have for a block small enough to be inlined answers with a duplicate.
@@ -62,10 +62,11 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
     }
 
     /// Puts the wants waiting behind more than the in-flight allowance of the one peer holding
-    /// their want-block to connected peers this session never asked anything (want-have): a seed
-    /// that joined after the wants were handed out, or one they were never ranked high enough
-    /// for. Their HAVEs let [`Self::reroute`] hand them a share. At most [`OFFER_PEERS`] peers
-    /// at a time and [`OFFERED_PEERS`] in all.
+    /// their want-block to connected peers that hold none of this session's want-blocks
+    /// (want-have), once each: a seed that joined after the wants were handed out, or one they
+    /// were never ranked high enough for, such as a seed greeted before any want was deep (its
+    /// greeting's want-have does not make it a holder). Their HAVEs let [`Self::reroute`] hand
+    /// them a share. At most [`OFFER_PEERS`] peers at a time and [`OFFERED_PEERS`] in all.
     pub(in crate::bitswap) fn offer(
         &mut self,
         peers: &BTreeMap<P, PeerState>,
@@ -74,23 +75,26 @@ impl<P: Copy + Ord + std::hash::Hash> Session<P> {
             return Vec::new();
         }
         let room = OFFERED_PEERS - self.offered.len();
-        let unasked: Vec<P> = peers
+        let busy: BTreeSet<P> =
+            self.wants.values().flat_map(|w| w.live_block.iter().copied()).collect();
+        let idle: Vec<P> = peers
             .iter()
-            .filter(|(p, s)| s.version.supports_have() && !self.asked_ever.contains(p))
+            .filter(|(p, s)| s.version.supports_have() && !busy.contains(p))
+            .filter(|(p, _)| !self.offered.contains(p))
             .map(|(p, _)| *p)
             .take(OFFER_PEERS.min(room))
             .collect();
-        if unasked.is_empty() {
+        if idle.is_empty() {
             return Vec::new();
         }
         let deep = self.deep_wants();
         if deep.is_empty() {
             return Vec::new();
         }
-        self.offered.extend(unasked.iter().copied());
+        self.offered.extend(idle.iter().copied());
         let mut out = Vec::new();
         for (cid, index) in deep {
-            for &peer in &unasked {
+            for &peer in &idle {
                 self.ask(cid, vec![(peer, WantType::Have)]);
                 out.push((cid, index, peer));
             }
