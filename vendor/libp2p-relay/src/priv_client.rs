@@ -211,6 +211,41 @@ impl Behaviour {
         }
     }
 
+    /// syncscope patch: a dial of a relay that failed. A circuit whose own dial of the relay was
+    /// refused as a second dial ([`Self::awaiting_relay`]) goes to the relay's connection, or
+    /// waits for it; any other failure also fails the circuits waiting for that relay.
+    fn on_dial_failure(
+        &mut self,
+        DialFailure {
+            peer_id,
+            error,
+            connection_id,
+        }: DialFailure,
+    ) {
+        self.reservation_addresses.remove(&connection_id);
+        let command = self.pending_handler_commands.remove(&connection_id);
+        let Some(peer_id) = peer_id else { return };
+        if !matches!(error, DialError::DialPeerConditionFalse(_)) {
+            self.awaiting_relay.remove(&peer_id);
+            return;
+        }
+        let Some(command @ handler::In::EstablishCircuit { .. }) = command else {
+            return;
+        };
+        match self.directly_connected_peers.get(&peer_id).and_then(|c| c.first()) {
+            Some(&connection_id) => self.notify(peer_id, connection_id, command),
+            None => self.awaiting_relay.entry(peer_id).or_default().push(command),
+        }
+    }
+
+    fn notify(&mut self, peer_id: PeerId, connection_id: ConnectionId, command: handler::In) {
+        self.queued_actions.push_back(ToSwarm::NotifyHandler {
+            peer_id,
+            handler: NotifyHandler::One(connection_id),
+            event: Either::Left(command),
+        });
+    }
+
     fn peer_for_connection(&self, connection_id: ConnectionId) -> Option<PeerId> {
         self.directly_connected_peers
             .iter()
@@ -278,44 +313,15 @@ impl NetworkBehaviour for Behaviour {
                     .entry(peer_id)
                     .or_default()
                     .push(connection_id);
-                for event in self.awaiting_relay.remove(&peer_id).unwrap_or_default() {
-                    self.queued_actions.push_back(ToSwarm::NotifyHandler {
-                        peer_id,
-                        handler: NotifyHandler::One(connection_id),
-                        event: Either::Left(event),
-                    });
+                for command in self.awaiting_relay.remove(&peer_id).unwrap_or_default() {
+                    self.notify(peer_id, connection_id, command);
                 }
             }
             FromSwarm::ConnectionClosed(connection_closed) => {
                 self.on_connection_closed(connection_closed)
             }
             FromSwarm::ListenerClosed(listener_closed) => self.on_listener_closed(listener_closed),
-            FromSwarm::DialFailure(DialFailure {
-                peer_id,
-                error,
-                connection_id,
-            }) => {
-                self.reservation_addresses.remove(&connection_id);
-                let command = self.pending_handler_commands.remove(&connection_id);
-                let Some(peer_id) = peer_id else { return };
-                match (error, command) {
-                    (
-                        DialError::DialPeerConditionFalse(_),
-                        Some(command @ handler::In::EstablishCircuit { .. }),
-                    ) => match self.directly_connected_peers.get(&peer_id).and_then(|c| c.first()) {
-                        Some(connection_id) => self.queued_actions.push_back(ToSwarm::NotifyHandler {
-                            peer_id,
-                            handler: NotifyHandler::One(*connection_id),
-                            event: Either::Left(command),
-                        }),
-                        None => self.awaiting_relay.entry(peer_id).or_default().push(command),
-                    },
-                    (DialError::DialPeerConditionFalse(_), _) => {}
-                    _ => {
-                        self.awaiting_relay.remove(&peer_id);
-                    }
-                }
-            }
+            FromSwarm::DialFailure(dial_failure) => self.on_dial_failure(dial_failure),
             _ => {}
         }
     }

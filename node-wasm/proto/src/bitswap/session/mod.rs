@@ -29,10 +29,10 @@
 //!   others afterwards.
 //! - While want-blocks wait deep in one peer's queue, connected peers that hold none of the
 //!   session's want-blocks are asked about them (want-have), once each: a seed that joined a
-//!   fetch under way, or one connected when all wants went to the first, takes its share. Each one it says HAVE to moves
-//!   to it (the old holder gets a cancel) if it would answer sooner by at least a block's
-//!   service time. Only wants queued behind more than a server's in-flight allowance move: the
-//!   ones in front may be on the wire already.
+//!   fetch under way, or one connected when all wants went to the first, takes its share. Each
+//!   one it says HAVE to moves to it (the old holder gets a cancel) if it would answer sooner by
+//!   at least a block's service time. Only wants queued behind more than a server's in-flight
+//!   allowance move: the ones in front may be on the wire already.
 //! - A peer that connects while the session's wants are out is asked want-have for the earliest
 //!   of them at once: its answer measures its round trip, so the next batch is ranked with it
 //!   rather than handed to the peers measured already.
