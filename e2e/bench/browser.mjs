@@ -28,6 +28,10 @@ const CASES = [
   { name: 'fetch_dup_pct_ws', unit: '%', step: ['fetch_ws'], read: (r) => r.fetch_ws && (100 * r.fetch_ws.duplicates) / (r.fetch_ws.blocks + r.fetch_ws.duplicates) },
   { name: 'fetch_peers_ws', unit: 'peers', step: ['fetch_ws'], read: (r) => r.fetch_ws && r.fetch_ws.peerBlocks.filter((n) => n >= 0.1 * r.fetch_ws.blocks).length },
   { name: 'longest_task_ms_ws', unit: 'ms', step: ['fetch_ws'], read: (r) => r.fetch_ws?.longestTaskMs },
+  // What the page's own messages cost it: each WebSocket send is an IPC to the browser process,
+  // which blocks the page for milliseconds now and then on a busy machine.
+  { name: 'fetch_ws_page_sends', unit: 'messages', step: ['fetch_ws'], read: (r) => r.fetch_ws?.sends.count },
+  { name: 'fetch_ws_page_send_ms', unit: 'ms', step: ['fetch_ws'], read: (r) => r.fetch_ws?.sends.ms },
   { name: 'page_wasm_bytes_on_wire', unit: 'bytes', step: ['fetch_ws'], read: (r) => r.fetch_ws?.wasmOnWire },
   { name: 'load_to_connected_ms_ws', unit: 'ms', step: ['fetch_ws'], read: (r) => r.fetch_ws?.connectedMs },
   { name: 'load_to_connected_ms_webrtc_direct', unit: 'ms', step: ['fetch_webrtc-direct'], read: (r) => r['fetch_webrtc-direct']?.connectedMs },
@@ -138,6 +142,23 @@ const LONGTASKS = `
   }).observe({ type: 'longtask', buffered: true });
 `;
 
+// Every WebSocket message the page sends, as [start, ms spent in send()], from the page's first
+// script on.
+const SENDS = `
+  window.__sends = [];
+  {
+    const send = WebSocket.prototype.send;
+    WebSocket.prototype.send = function (data) {
+      const start = performance.now();
+      try {
+        return send.call(this, data);
+      } finally {
+        window.__sends.push([start, performance.now() - start]);
+      }
+    };
+  }
+`;
+
 // When the page marks its relay connection (`syncscope:relay-connected`), from the page's first
 // script on.
 const CONNECTED = `
@@ -156,7 +177,7 @@ async function onPage(browser, relay, query, read, visits = 1) {
   const origin = new URL(relay.url).origin;
   const page = await browser.newStoredPage(origin);
   try {
-    await page.addInitScript(LONGTASKS + CONNECTED);
+    await page.addInitScript(LONGTASKS + SENDS + CONNECTED);
     let result;
     for (let visit = 0; visit < visits; visit++) {
       if (visit > 0) {
@@ -202,11 +223,13 @@ async function fetchOnce(browser, relay, cid, transport, visits = 1, extra = '')
       const now = performance.now();
       // The fetch's own window; the page's load and wasm start-up come before it.
       const during = window.__longtasks.filter((t) => t.start + t.duration >= now - ${elapsedMs} - 100);
+      const sends = window.__sends.filter(([start]) => start >= now - ${elapsedMs} - 100);
       const wasm = performance.getEntriesByType('resource').find((e) => e.name.endsWith('.wasm'));
       // From the node's start, when it dials the relay, to the share link's fetch's first byte.
       const at = (name) => performance.getEntriesByName('syncscope:' + name).at(-1)?.startTime;
       return {
         longestTaskMs: Math.max(0, ...during.map((t) => t.duration)),
+        sends: { count: sends.length, ms: sends.reduce((sum, [, ms]) => sum + ms, 0) },
         wasmOnWire: wasm?.encodedBodySize,
         firstByteMs: at('fetch-first-byte') - at('node-started'),
       };
@@ -414,7 +437,8 @@ the second, fourth, ... runs take the cases in reverse order. ceiling_*: the lin
 libp2p's layers) to the first seed through the relay circuit, or to the relay itself; fetch_*: the page's own figure from
 the start of the fetch until every block is verified; fetch_ws_revisit: the same on the page's second load in its context,
 as a returning visitor's (its code comes compiled and warmed from the first visit's caches);
-ratios pair a fetch with the ceiling of the same run. fetch_ws keeps its blocks in IndexedDB, the page's default;
+ratios pair a fetch with the ceiling of the same run. fetch_ws_page_send*: the page's WebSocket.send() calls during
+fetch_ws (window updates, wants) and the main-thread time spent inside them. fetch_ws keeps its blocks in IndexedDB, the page's default;
 fetch_ws_memory is the same with ?store=memory. idb_put_*: blocks put through the node's IndexedDB store into a fresh
 database (20,000 x 4 KiB, 256 x 256 KiB), all issued at once and grouped by the store, or one transaction each.
 resume_refetched_blocks: a 32 MiB fetch from one seed (a third relay) reloaded after 16 MiB; the blocks the store held at
