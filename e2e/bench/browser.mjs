@@ -19,11 +19,13 @@ const CASES = [
   { name: 'fetch_ws', unit: 'MB/s', step: ['fetch_ws'], read: (r) => mbps(r.fetch_ws) },
   { name: 'fetch_webrtc_direct', unit: 'MB/s', step: ['fetch_webrtc-direct'], read: (r) => mbps(r['fetch_webrtc-direct']) },
   { name: 'fetch_ws_1seed', unit: 'MB/s', step: ['fetch_ws_1seed'], read: (r) => mbps(r.fetch_ws_1seed) },
+  { name: 'fetch_webrtc_direct_1seed', unit: 'MB/s', step: ['fetch_webrtc-direct_1seed'], read: (r) => mbps(r['fetch_webrtc-direct_1seed']) },
   { name: 'fetch_ws_revisit', unit: 'MB/s', step: ['fetch_ws_revisit'], read: (r) => mbps(r.fetch_ws_revisit) },
   { name: 'fetch_ratio_ws', unit: 'ratio', step: ['fetch_ws', 'probe_peer_ws'], read: (r) => ratio(mbps(r.fetch_ws), mbps(r.probe_peer_ws)) },
   { name: 'fetch_ratio_ws_revisit', unit: 'ratio', step: ['fetch_ws_revisit', 'probe_peer_ws'], read: (r) => ratio(mbps(r.fetch_ws_revisit), mbps(r.probe_peer_ws)) },
   // Three seeds against one, in the same run: spreading over more seeds must not cost speed.
   { name: 'fetch_ratio_ws_3seeds_to_1', unit: 'ratio', step: ['fetch_ws', 'fetch_ws_1seed'], read: (r) => ratio(mbps(r.fetch_ws), mbps(r.fetch_ws_1seed)) },
+  { name: 'fetch_ratio_webrtc_direct_3seeds_to_1', unit: 'ratio', step: ['fetch_webrtc-direct', 'fetch_webrtc-direct_1seed'], read: (r) => ratio(mbps(r['fetch_webrtc-direct']), mbps(r['fetch_webrtc-direct_1seed'])) },
   { name: 'fetch_ratio_webrtc_direct', unit: 'ratio', step: ['fetch_webrtc-direct', 'probe_peer_webrtc-direct'], read: (r) => ratio(mbps(r['fetch_webrtc-direct']), mbps(r['probe_peer_webrtc-direct'])) },
   { name: 'fetch_dup_pct_ws', unit: '%', step: ['fetch_ws'], read: (r) => r.fetch_ws && (100 * r.fetch_ws.duplicates) / (r.fetch_ws.blocks + r.fetch_ws.duplicates) },
   { name: 'fetch_peers_ws', unit: 'peers', step: ['fetch_ws'], read: (r) => r.fetch_ws && r.fetch_ws.peerBlocks.filter((n) => n >= 0.1 * r.fetch_ws.blocks).length },
@@ -283,7 +285,7 @@ async function resume(browser, relay, atBytes) {
 function steps(cases) {
   const wanted = new Set(cases.flatMap((c) => c.step));
   return ['probe_relay_ws', 'probe_peer_ws', 'fetch_ws', 'fetch_ws_memory', 'fetch_ws_revisit', 'probe_peer_webrtc-direct',
-    'fetch_webrtc-direct', 'fetch_ws_1seed', 'idb_put_4k_batched', 'idb_put_4k_per_tx', 'idb_put_256k_batched', 'resume',
+    'fetch_webrtc-direct', 'fetch_ws_1seed', 'fetch_webrtc-direct_1seed', 'idb_put_4k_batched', 'idb_put_4k_per_tx', 'idb_put_256k_batched', 'resume',
     'b2b_datachannel', 'b2b_circuit', 'b2b_webrtc']
     .filter((s) => wanted.has(s));
 }
@@ -298,6 +300,7 @@ function runStep(step, ctx) {
     case 'fetch_ws_revisit': return fetchOnce(browser, relay, cid, 'ws', 2);
     case 'fetch_webrtc-direct': return fetchOnce(browser, relay, cid, 'webrtc-direct');
     case 'fetch_ws_1seed': return fetchOnce(browser, oneSeed, cid, 'ws');
+    case 'fetch_webrtc-direct_1seed': return fetchOnce(browser, oneSeed, cid, 'webrtc-direct');
     case 'fetch_ws_memory': return fetchOnce(browser, relay, cid, 'ws', 1, '&store=memory');
     case 'idb_put_4k_batched': return storePuts(browser, relay, 4096, 20_000, true);
     case 'idb_put_4k_per_tx': return storePuts(browser, relay, 4096, 20_000, false);
@@ -390,7 +393,7 @@ no wasm-opt, so it runs a little slower than the served one. Self time: the func
 }
 const plan = steps(opts.cases);
 const relay = await startRelay({ bin, dist, args: seeds(opts['seed-peers']) });
-const oneSeed = plan.includes('fetch_ws_1seed') ? await startRelay({ bin, dist, args: seeds(1) }) : null;
+const oneSeed = plan.some((s) => s.endsWith('_1seed')) ? await startRelay({ bin, dist, args: seeds(1) }) : null;
 const resumeSeed = plan.includes('resume') ? await startRelay({ bin, dist, args: ['--seed-peers', '1', '--seed-content', '32MiB'] }) : null;
 // Without seed peers, whose own circuits (they dial each other through the relay) would count
 // in the relay's bytes and CPU time.
@@ -431,7 +434,7 @@ try {
 const rows = opts.cases.map((c) => summarise(c, results));
 print(rows, opts, `Measured in headless Chromium ${browser.version()} (driven over the DevTools Protocol with only Page and Runtime
 enabled: no network capture) on loopback against a release relay and the release page
-(${opts['seed-content']} demo file, ${opts['seed-peers']} seed peers inside the relay; fetch_ws_1seed from a second relay with 1).
+(${opts['seed-content']} demo file, ${opts['seed-peers']} seed peers inside the relay; fetch_*_1seed from a second relay with 1).
 Each case opens a page in the browser's on-disk profile with the origin's IndexedDB and the HTTP cache cleared;
 the second, fourth, ... runs take the cases in reverse order. ceiling_*: the link probe (a bare stream of the same size, nothing but
 libp2p's layers) to the first seed through the relay circuit, or to the relay itself; fetch_*: the page's own figure from
