@@ -3,13 +3,13 @@
 //! Rules (sessions mode):
 //! - A new want goes to the session's peers: want-block to the best one, want-have to the
 //!   others (only three of them besides those in doubt when the best is a confident holder,
-//!   unless a confident holder lacked one of the last few wants), all with `sendDontHave`. "Best" means HAVE, then the learned presence model
-//!   ([`Predictor`]), then the shortest expected delay (round trip plus the blocks already queued
-//!   at that peer, each at its service time, or at a round trip until one was measured), then
-//!   most blocks delivered. While the session's peers are unlikely to have
-//!   the block, or while they are saturated, other connected peers are added; a fresh session
-//!   asks a few connected peers (about 1.5 expected holders by the session's hit rate), and each
-//!   round that finds nobody doubles that number.
+//!   unless a confident holder lacked one of the last few wants), all with `sendDontHave`.
+//!   "Best" means HAVE, then the learned presence model ([`Predictor`]), then the shortest
+//!   expected delay (round trip plus the blocks already queued at that peer, each at its service
+//!   time, or at a round trip until one was measured), then most blocks delivered. While the
+//!   session's peers are unlikely to have the block, or while they are saturated, other connected
+//!   peers are added; a fresh session asks a few connected peers (about 1.5 expected holders by
+//!   the session's hit rate), and each round that finds nobody doubles that number.
 //! - More than one optimistic want-block goes out when the session has learned that blocks
 //!   rarely have a second holder (the co-holding rate): as many as a budget of expected
 //!   duplicates allows, and never when one peer is a confident bet.
