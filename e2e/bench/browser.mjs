@@ -224,8 +224,9 @@ async function fetchOnce(browser, relay, cid, transport, visits = 1, extra = '')
     const page_ = await page.evaluate(`(() => {
       const now = performance.now();
       // The fetch's own window; the page's load and wasm start-up come before it.
-      const during = window.__longtasks.filter((t) => t.start + t.duration >= now - ${elapsedMs} - 100);
-      const sends = window.__sends.filter(([start]) => start >= now - ${elapsedMs} - 100);
+      const since = now - ${elapsedMs} - 100;
+      const during = window.__longtasks.filter((t) => t.start + t.duration >= since);
+      const sends = window.__sends.filter(([start]) => start >= since);
       const wasm = performance.getEntriesByType('resource').find((e) => e.name.endsWith('.wasm'));
       // From the node's start, when it dials the relay, to the share link's fetch's first byte.
       const at = (name) => performance.getEntriesByName('syncscope:' + name).at(-1)?.startTime;
