@@ -2,21 +2,10 @@
 // headless Chromium. The ceiling is a plain RTCDataChannel between them; the transfers are a
 // Bitswap fetch of a file one page shares, through the relay's circuit or over direct WebRTC,
 // with the bytes and CPU time the relay spent meanwhile.
-import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-
 import { circuitsClosed, pickRandomFile, relayedBytes } from '../lib/share.mjs';
 
-const TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim());
 const DIRECT = 'direct (WebRTC)';
 const TIMEOUT = 120_000;
-
-/// The relay process's user and system CPU time so far, in seconds (/proc/PID/stat).
-function relayCpuSeconds(relay) {
-  const stat = readFileSync(`/proc/${relay.pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
-}
 
 async function withPages(browser, count, work) {
   const pages = [];
@@ -104,7 +93,7 @@ export async function b2bFetch(browser, relay, size, direct) {
     // The page shows "direct" as the WebRTC connection comes up, and its circuit closes some
     // 50 ms later; a fetch started in between sends its first blocks over the circuit.
     if (direct) await circuitsClosed(relay);
-    const [bytesBefore, cpuBefore] = [await relayedBytes(relay), relayCpuSeconds(relay)];
+    const [bytesBefore, cpuBefore] = [await relayedBytes(relay), relay.cpuSeconds()];
     await b.evaluate(`(() => {
       const input = document.querySelector('[data-testid="cid-input"]');
       input.value = ${JSON.stringify(cid)};
@@ -114,7 +103,7 @@ export async function b2bFetch(browser, relay, size, direct) {
     await b.waitFor('[data-testid="fetch-done"], [data-testid="transfer-error"]', TIMEOUT);
     if (await b.isPresent('[data-testid="transfer-error"]')) throw new Error(await b.text('[data-testid="transfer-error"]'));
     const relayed = (await relayedBytes(relay)) - bytesBefore;
-    const relayCpuS = relayCpuSeconds(relay) - cpuBefore;
+    const relayCpuS = relay.cpuSeconds() - cpuBefore;
     const done = '[data-testid="fetch-done"]';
     const bytes = Number(await b.attr(done, 'bytes'));
     if (bytes !== size) throw new Error(`fetched ${bytes} bytes where ${size} were shared`);

@@ -30,6 +30,13 @@ const CASES = [
   { name: 'fetch_dup_pct_ws', unit: '%', step: ['fetch_ws'], read: (r) => r.fetch_ws && (100 * r.fetch_ws.duplicates) / (r.fetch_ws.blocks + r.fetch_ws.duplicates) },
   { name: 'fetch_peers_ws', unit: 'peers', step: ['fetch_ws'], read: (r) => r.fetch_ws && r.fetch_ws.peerBlocks.filter((n) => n >= 0.1 * r.fetch_ws.blocks).length },
   { name: 'longest_task_ms_ws', unit: 'ms', step: ['fetch_ws'], read: (r) => r.fetch_ws?.longestTaskMs },
+  // Who works while a fetch runs: the page's main thread (a share of the fetch's time) and the
+  // relay process with its seed peers (a share of one core). A fetch whose page is far from
+  // busy is waiting on the path, not on the page.
+  { name: 'page_busy_pct_fetch_ws', unit: '%', step: ['fetch_ws'], read: (r) => r.fetch_ws?.pageBusyPct },
+  { name: 'page_busy_pct_fetch_webrtc_direct', unit: '%', step: ['fetch_webrtc-direct'], read: (r) => r['fetch_webrtc-direct']?.pageBusyPct },
+  { name: 'relay_cpu_pct_fetch_ws', unit: '%', step: ['fetch_ws'], read: (r) => r.fetch_ws?.relayCpuPct },
+  { name: 'relay_cpu_pct_fetch_webrtc_direct', unit: '%', step: ['fetch_webrtc-direct'], read: (r) => r['fetch_webrtc-direct']?.relayCpuPct },
   // What the page's own messages cost it: each WebSocket send is an IPC to the browser process,
   // which blocks the page for milliseconds now and then on a busy machine.
   { name: 'fetch_ws_page_sends', unit: 'messages', step: ['fetch_ws'], read: (r) => r.fetch_ws?.sends.count },
@@ -215,12 +222,47 @@ async function probe(browser, relay, transport, target, size) {
   });
 }
 
+/// Samples, every `SAMPLE_MS` until stopped, the page's main-thread task time (CDP's
+/// Performance metrics) and `relay`'s CPU time, so that a fetch's window can be cut out after it.
+/// Sampling ends by itself when the page closes (a fetch that failed never stops it).
+function loadSampler(page, relay) {
+  const samples = [];
+  let stopped = false;
+  let failure;
+  const sampling = (async () => {
+    await page.send('Performance.enable');
+    while (!stopped) {
+      const { metrics } = await page.send('Performance.getMetrics');
+      const task = metrics.find((m) => m.name === 'TaskDuration')?.value;
+      samples.push({ at: performance.now() / 1000, task, relay: relay.cpuSeconds() });
+      await delay(SAMPLE_MS);
+    }
+  })().catch((e) => {
+    failure = e;
+  });
+  return {
+    /// Percent of the last `ms` before now that each sampled counter grew by, per second.
+    async stop(ms) {
+      stopped = true;
+      await sampling;
+      if (failure) throw failure;
+      const within = samples.filter((s) => s.at >= performance.now() / 1000 - ms / 1000);
+      const [first, last] = [within[0], within.at(-1)];
+      const pct = (key) => (within.length < 2 ? undefined : (100 * (last[key] - first[key])) / (last.at - first.at));
+      return { pageBusyPct: pct('task'), relayCpuPct: pct('relay') };
+    },
+  };
+}
+const SAMPLE_MS = 100;
+
 /// A fetch of `cid` (on the page's `visits`-th load), with what the page reports about it and
 /// about itself.
 async function fetchOnce(browser, relay, cid, transport, visits = 1, extra = '') {
   return onPage(browser, relay, `room=default&fetch=${cid}&transport=${transport}${extra}`, async (page) => {
+    const sampler = loadSampler(page, relay);
     const done = await outcome(page, 'fetch-done', 'transfer-error');
     const elapsedMs = await number(page, done, 'elapsed-ms');
+    const load = await sampler.stop(elapsedMs);
     const page_ = await page.evaluate(`(() => {
       const now = performance.now();
       // The fetch's own window; the page's load and wasm start-up come before it.
@@ -245,6 +287,7 @@ async function fetchOnce(browser, relay, cid, transport, visits = 1, extra = '')
       peerBlocks: (await page.attr(done, 'peer-blocks')).split(',').filter(Boolean).map(Number),
       connectedMs: await number(page, '[data-testid="status"]', 'connected-after-ms'),
       ...page_,
+      ...load,
     };
   }, visits);
 }
@@ -434,7 +477,7 @@ try {
 }
 const rows = opts.cases.map((c) => summarise(c, results));
 print(rows, opts, `Measured in headless Chromium ${browser.version()} (driven over the DevTools Protocol with only Page and Runtime
-enabled: no network capture) on loopback against a release relay and the release page
+enabled, and Performance's counters on fetch pages: no network capture) on loopback against a release relay and the release page
 (${opts['seed-content']} demo file, ${opts['seed-peers']} seed peers inside the relay; fetch_*_1seed from a second relay with 1).
 Each case opens a page in the browser's on-disk profile with the origin's IndexedDB and the HTTP cache cleared;
 the second, fourth, ... runs take the cases in reverse order. ceiling_*: the link probe (a bare stream of the same size, nothing but
@@ -442,7 +485,9 @@ libp2p's layers) to the first seed through the relay circuit, or to the relay it
 the start of the fetch until every block is verified; fetch_ws_revisit: the same on the page's second load in its context,
 as a returning visitor's (its code comes compiled and warmed from the first visit's caches);
 ratios pair a fetch with the ceiling of the same run. fetch_ws_page_send*: the page's WebSocket.send() calls during
-fetch_ws (window updates, wants) and the main-thread time spent inside them. fetch_ws keeps its blocks in IndexedDB, the page's default;
+fetch_ws (window updates, wants) and the main-thread time spent inside them. page_busy_pct_*: the page's main-thread task time
+(CDP's Performance.getMetrics, sampled every 100 ms) as a share of the fetch's time; relay_cpu_pct_*: the relay process's CPU time
+(/proc, its seed peers included) over the same window, as a share of one core. fetch_ws keeps its blocks in IndexedDB, the page's default;
 fetch_ws_memory is the same with ?store=memory. idb_put_*: blocks put through the node's IndexedDB store into a fresh
 database (20,000 x 4 KiB, 256 x 256 KiB), all issued at once and grouped by the store, or one transaction each.
 resume_refetched_blocks: a 32 MiB fetch from one seed (a third relay) reloaded after 16 MiB; the blocks the store held at

@@ -1,11 +1,12 @@
 // Starts the real relay binary on free ports with a throw-away data directory.
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 
 const READY = /syncscope relay ready: (http:\/\/\S+)/;
+const TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim());
 
 // A debug relay takes about 36 s to prepare 16 MiB of demo content for three seeds (hashing at
 // opt-level 0): `readyMs` allows for that.
@@ -33,8 +34,12 @@ export async function startRelay({ bin, dist, args = ['--seed-peers', '2', '--se
     url,
     log,
     dataDir,
-    /** The relay process's id, for reading its CPU time. */
-    pid: child.pid,
+    /** The relay process's user and system CPU time so far, seed peers included, in seconds. */
+    cpuSeconds() {
+      const stat = readFileSync(`/proc/${child.pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+    },
     /** The libp2p addresses the relay printed, each ending in its peer id. */
     addrs: printed.filter((l) => l.startsWith('libp2p: ')).map((l) => l.slice('libp2p: '.length)),
     /** The share link the relay printed for its seed peers' demo content. */
