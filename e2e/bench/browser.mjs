@@ -243,10 +243,11 @@ function loadSampler(page, relay) {
   return {
     /// Percent of the last `ms` before now that each sampled counter grew by, per second.
     async stop(ms) {
+      const end = performance.now() / 1000;
       stopped = true;
       await sampling;
       if (failure) throw failure;
-      const within = samples.filter((s) => s.at >= performance.now() / 1000 - ms / 1000);
+      const within = samples.filter((s) => s.at >= end - ms / 1000 && s.at <= end);
       const [first, last] = [within[0], within.at(-1)];
       const pct = (key) => (within.length < 2 ? undefined : (100 * (last[key] - first[key])) / (last.at - first.at));
       return { pageBusyPct: pct('task'), relayCpuPct: pct('relay') };
