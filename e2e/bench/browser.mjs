@@ -222,6 +222,8 @@ async function probe(browser, relay, transport, target, size) {
   });
 }
 
+const SAMPLE_MS = 100;
+
 /// Samples, every `SAMPLE_MS` until stopped, the page's main-thread task time (CDP's
 /// Performance metrics) and `relay`'s CPU time, so that a fetch's window can be cut out after it.
 /// Sampling ends by itself when the page closes (a fetch that failed never stops it).
@@ -241,7 +243,8 @@ function loadSampler(page, relay) {
     failure = e;
   });
   return {
-    /// Percent of the last `ms` before now that each sampled counter grew by, per second.
+    /// Over the last `ms` before the call: the page's task time and the relay's CPU time, each
+    /// as a percent of the time elapsed between the first and last samples in that window.
     async stop(ms) {
       const end = performance.now() / 1000;
       stopped = true;
@@ -254,7 +257,6 @@ function loadSampler(page, relay) {
     },
   };
 }
-const SAMPLE_MS = 100;
 
 /// A fetch of `cid` (on the page's `visits`-th load), with what the page reports about it and
 /// about itself.
