@@ -46,6 +46,9 @@ pub struct AssociationInternal {
     pending_queue: Arc<PendingQueue>,
     control_queue: ControlQueue,
     pub(crate) mtu: u32,
+    /// syncscope patch: bytes of new data per send, and bytes in flight (`send_limits`).
+    max_burst: usize,
+    max_flight: usize,
     max_payload_size: u32, // max DATA chunk payload size
     cumulative_tsn_ack_point: u32,
     advanced_peer_tsn_ack_point: u32,
@@ -120,6 +123,7 @@ impl AssociationInternal {
         } else {
             config.mtu
         };
+        let (max_burst, max_flight) = send_limits(config.net_conn.remote_addr(), mtu);
         // RFC 4690 Sec 7.2.1
         //  o  The initial cwnd before DATA transmission or after a sufficiently
         //     long idle period MUST be set to min(4*MTU, max (2*MTU, 4380
@@ -162,6 +166,8 @@ impl AssociationInternal {
             pending_queue: Arc::new(PendingQueue::new()),
             control_queue: ControlQueue::new(),
             mtu,
+            max_burst,
+            max_flight,
             max_payload_size: mtu - (COMMON_HEADER_SIZE + DATA_CHUNK_HEADER_SIZE),
             cumulative_tsn_ack_point: tsn - 1,
             advanced_peer_tsn_ack_point: tsn - 1,
@@ -1931,7 +1937,6 @@ impl AssociationInternal {
         //      6.2.1).  However, regardless of the value of rwnd (including if it
         //      is 0), the data sender can always have one DATA chunk in flight to
         //      the receiver if allowed by cwnd (see rule B, below).
-        let burst_limit = (MAX_BURST * self.mtu) as usize;
         let mut burst = 0;
         while let Some(c) = self.pending_queue.peek() {
             let (beginning_fragment, unordered, data_len, stream_identifier) = (
@@ -1953,8 +1958,10 @@ impl AssociationInternal {
                 continue;
             }
 
-            if self.inflight_queue.get_num_bytes() + data_len > self.cwnd as usize {
-                break; // would exceed cwnd
+            // syncscope patch: `max_flight` caps the flight besides cwnd (`send_limits`).
+            let flight_limit = (self.cwnd as usize).min(self.max_flight);
+            if self.inflight_queue.get_num_bytes() + data_len > flight_limit {
+                break; // would exceed cwnd or the cap
             }
 
             if data_len > self.rwnd as usize {
@@ -1962,12 +1969,13 @@ impl AssociationInternal {
             }
 
             // syncscope patch: RFC 4960 sec 6.1 rule D (Max.Burst), as usrsctp and dcsctp
-            // apply it: at most MAX_BURST packets of new data per send, the next ones when a
-            // SACK advances the cumulative TSN. Without it, a cwnd grown to megabytes let the
-            // whole pending queue out back to back, a hundred packets and more, over what a
-            // browser's 128 KiB UDP receive buffer holds: packets were dropped, and recovery
-            // stalled the association for up to a second (T3-rtx, 1 s minimum).
-            if !chunks.is_empty() && burst + data_len > burst_limit {
+            // apply it: at most MAX_BURST packets of new data per send (`max_burst`, unless the
+            // flight is capped instead: `send_limits`). Without either, a cwnd grown to
+            // megabytes let the whole pending queue out back to back, a hundred packets and
+            // more, over what a browser's 128 KiB UDP receive buffer holds: packets were
+            // dropped, and recovery stalled the association for up to a second (T3-rtx, 1 s
+            // minimum).
+            if !chunks.is_empty() && burst + data_len > self.max_burst {
                 break;
             }
             burst += data_len;

@@ -83,6 +83,27 @@ pub(crate) const DATA_CHUNK_HEADER_SIZE: u32 = 16;
 pub(crate) const DEFAULT_MAX_MESSAGE_SIZE: u32 = 65536;
 /// syncscope patch: packets of new data sent at once (RFC 4960 Max.Burst; dcsctp's default).
 pub(crate) const MAX_BURST: u32 = 4;
+/// syncscope patch: packets of data in flight towards a loopback address, in place of
+/// `MAX_BURST`. Over loopback nothing queues between the two ends but the receiver's UDP socket,
+/// so the flight is what that buffer must hold whenever the receiving thread is descheduled.
+/// Chromium's WebRTC socket has 128 KiB (`ss -uamp`: `rb131072`, counted in kernel buffer sizes,
+/// which for a 2 KiB datagram are larger than the datagram): 32 packets of `LOOPBACK_MTU` were
+/// dropped there on every 64 MiB probe, 24 never were. `MAX_BURST` alone kept the flight at
+/// 4 to 8 packets, one burst per wake of the write loop, so the relay waited for each SACK.
+pub(crate) const LOOPBACK_MAX_FLIGHT: u32 = 24;
+
+/// How much new data may go out: at most `.0` bytes per send, and while less than `.1` bytes
+/// are in flight (besides cwnd and the peer's rwnd). Towards a loopback address the flight is
+/// capped (`LOOPBACK_MAX_FLIGHT`); elsewhere, where the path spreads packets out and its
+/// bandwidth-delay product is unknown, each send is limited instead (`MAX_BURST`).
+pub(crate) fn send_limits(remote: Option<std::net::SocketAddr>, mtu: u32) -> (usize, usize) {
+    match remote {
+        Some(addr) if addr.ip().is_loopback() => {
+            (usize::MAX, (LOOPBACK_MAX_FLIGHT * mtu) as usize)
+        }
+        _ => ((MAX_BURST * mtu) as usize, usize::MAX),
+    }
+}
 
 /// other constants
 pub(crate) const ACCEPT_CH_SIZE: usize = 16;
@@ -501,10 +522,10 @@ impl Association {
         mut awake_write_loop_ch: mpsc::Receiver<()>,
     ) {
         log::debug!("[{name}] write_loop entered");
-        let done = Arc::new(AtomicBool::new(false));
-        let name = Arc::new(name);
+        let mut done = false;
+        let mut buffer = BytesMut::with_capacity(16 * 1024);
 
-        'outer: while !done.load(Ordering::Relaxed) {
+        while !done {
             //log::debug!("[{}] gather_outbound begin", name);
             let (packets, continue_loop) = {
                 let mut ai = association_internal.lock().await;
@@ -512,52 +533,26 @@ impl Association {
             };
             //log::debug!("[{}] gather_outbound done with {}", name, packets.len());
 
-            let net_conn = Arc::clone(&net_conn);
-            let bytes_sent = Arc::clone(&bytes_sent);
-            let name2 = Arc::clone(&name);
-            let done2 = Arc::clone(&done);
-            let mut buffer = None;
+            // syncscope patch: each packet is marshalled here, not in `spawn_blocking`. Its
+            // marshalling is a copy and a CRC32c of at most 2 KiB, microseconds; the round trip
+            // through the blocking pool cost two thread hand-offs per packet, and on a busy
+            // 2-core machine those hand-offs were the relay's reaction time to each SACK. Upstream
+            // moved the work there so that the read loop would get a turn: the yield below, once
+            // per batch, gives it one.
             for raw in packets {
-                let mut buf = buffer
-                    .take()
-                    .unwrap_or_else(|| BytesMut::with_capacity(16 * 1024));
-
-                // We do the marshalling work in a blocking task here for a reason:
-                // If we don't tokio tends to run the write_loop and read_loop of one connection on the same OS thread
-                // This means that even though we release the lock above, the read_loop isn't able to take it, simply because it is not being scheduled by tokio
-                // Doing it this way, tokio schedules this work on a dedicated blocking thread, this future is suspended, and the read_loop can make progress
-                match tokio::task::spawn_blocking(move || raw.marshal_to(&mut buf).map(|_| buf))
-                    .await
-                {
-                    Ok(Ok(mut buf)) => {
-                        let raw = buf.as_ref();
-                        if let Err(err) = net_conn.send(raw.as_ref()).await {
-                            log::warn!("[{name2}] failed to write packets on net_conn: {err}");
-                            done2.store(true, Ordering::Relaxed)
-                        } else {
-                            bytes_sent.fetch_add(raw.len(), Ordering::SeqCst);
-                        }
-
-                        // Reuse allocation. Have to use options, since spawn blocking can't borrow, has to take ownership.
-                        buf.clear();
-                        buffer = Some(buf);
-                    }
-                    Ok(Err(err)) => {
-                        log::warn!("[{name2}] failed to serialize a packet: {err:?}");
-                    }
-                    Err(err) => {
-                        if err.is_cancelled() {
-                            log::debug!(
-                                "[{name}] task cancelled while serializing a packet: {err:?}"
-                            );
-                            break 'outer;
-                        } else {
-                            log::error!("[{name}] panic while serializing a packet: {err:?}");
-                        }
-                    }
+                buffer.clear();
+                if let Err(err) = raw.marshal_to(&mut buffer) {
+                    log::warn!("[{name}] failed to serialize a packet: {err:?}");
+                    continue;
                 }
-                //log::debug!("[{}] sending {} bytes done", name, raw.len());
+                if let Err(err) = net_conn.send(buffer.as_ref()).await {
+                    log::warn!("[{name}] failed to write packets on net_conn: {err}");
+                    done = true
+                } else {
+                    bytes_sent.fetch_add(buffer.len(), Ordering::SeqCst);
+                }
             }
+            tokio::task::yield_now().await;
 
             if !continue_loop {
                 break;
@@ -567,7 +562,7 @@ impl Association {
             tokio::select! {
                 _ = awake_write_loop_ch.recv() =>{}
                 _ = close_loop_ch.recv() => {
-                    done.store(true, Ordering::Relaxed);
+                    done = true;
                 }
             };
             //log::debug!("[{}] wait awake_write_loop_ch done", name);
