@@ -37,7 +37,9 @@ pub struct Connection {
     ///
     /// Because the browser's WebRTC API is event-based, we need to use a channel to obtain all
     /// inbound data channels.
-    inbound_data_channels: SendWrapper<mpsc::Receiver<RtcDataChannel>>,
+    /// syncscope patch: each is a stream already, made when its channel was announced, so that
+    /// its `message` handler was set from the start.
+    inbound_data_channels: SendWrapper<mpsc::Receiver<(Stream, DropListener)>>,
     /// A list of futures, which, once completed, signal that a [`Stream`] has been dropped.
     drop_listeners: FuturesUnordered<DropListener>,
     no_drop_listeners_waker: Option<Waker>,
@@ -77,12 +79,19 @@ impl Connection {
             }
             tracing::trace!("New data channel");
 
-            if let Err(e) = tx_ondatachannel.try_send(ev.channel()) {
+            // syncscope patch: the stream (and with it the channel's `message` handler) is made
+            // now, not when the swarm polls for inbound streams. A browser drops the messages of
+            // a channel without a handler, and a remote writes its first message (the
+            // multistream-select proposal) as soon as the channel opens, which can be long
+            // before the swarm takes this connection: the browser-to-browser initiator still
+            // closes its `init` channel and signalling stream then.
+            let channel = ev.channel();
+            if let Err(e) = tx_ondatachannel.try_send(Stream::new(channel.clone())) {
                 if e.is_full() {
                     tracing::warn!("Remote is opening too many data channels, we can't keep up!");
                     // syncscope patch: closed, so that the remote's stream fails instead of
                     // waiting for an answer that cannot come.
-                    e.into_inner().close();
+                    channel.close();
                     return;
                 }
 
@@ -135,7 +144,11 @@ impl Connection {
 
     fn new_stream_from_data_channel(&mut self, data_channel: RtcDataChannel) -> Stream {
         let (stream, drop_listener) = Stream::new(data_channel);
+        self.track(stream, drop_listener)
+    }
 
+    /// Watches `stream` for being dropped without a close (see [`DropListener`]).
+    fn track(&mut self, stream: Stream, drop_listener: DropListener) -> Stream {
         self.drop_listeners.push(drop_listener);
         if let Some(waker) = self.no_drop_listeners_waker.take() {
             waker.wake()
@@ -180,11 +193,7 @@ impl StreamMuxer for Connection {
         cx: &mut Context<'_>,
     ) -> Poll<Result<Self::Substream, Self::Error>> {
         match ready!(self.inbound_data_channels.poll_next_unpin(cx)) {
-            Some(data_channel) => {
-                let stream = self.new_stream_from_data_channel(data_channel);
-
-                Poll::Ready(Ok(stream))
-            }
+            Some((stream, drop_listener)) => Poll::Ready(Ok(self.track(stream, drop_listener))),
             None => {
                 // This only happens if the [`RtcPeerConnection::ondatachannel`] closure gets freed
                 // which means we are most likely shutting down the connection.
