@@ -85,23 +85,32 @@ impl DataChannel {
     where
         T: Borrow<Self>,
     {
-        let stream = association
-            .accept_stream()
-            .await
-            .ok_or(Error::ErrStreamClosed)?;
+        loop {
+            let stream = association
+                .accept_stream()
+                .await
+                .ok_or(Error::ErrStreamClosed)?;
 
-        for channel in existing_channels.iter().map(|ch| ch.borrow()) {
-            if channel.stream_identifier() == stream.stream_identifier() {
-                let ch = channel.to_owned();
-                ch.stream
-                    .set_default_payload_type(PayloadProtocolIdentifier::Binary);
-                return Ok(ch);
+            for channel in existing_channels.iter().map(|ch| ch.borrow()) {
+                if channel.stream_identifier() == stream.stream_identifier() {
+                    let ch = channel.to_owned();
+                    ch.stream
+                        .set_default_payload_type(PayloadProtocolIdentifier::Binary);
+                    return Ok(ch);
+                }
+            }
+
+            stream.set_default_payload_type(PayloadProtocolIdentifier::Binary);
+
+            // syncscope patch: a stream that does not start with a DCEP message is a negotiated
+            // channel the remote wrote to before this side opened its end; the local open takes
+            // it over (webrtc-sctp's `open_stream`), first message included. Upstream read that
+            // message here and failed, which ended webrtc's accept loop for the connection, and
+            // the local open then failed as well.
+            if stream.peek_ppi().await == Some(PayloadProtocolIdentifier::Dcep) {
+                return Self::server(stream, config).await;
             }
         }
-
-        stream.set_default_payload_type(PayloadProtocolIdentifier::Binary);
-
-        Self::server(stream, config).await
     }
 
     /// Client opens a data channel over an SCTP stream

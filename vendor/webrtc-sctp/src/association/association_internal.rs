@@ -1,6 +1,8 @@
 #[cfg(test)]
 mod association_internal_test;
 
+use std::collections::HashSet;
+
 use async_trait::async_trait;
 use portable_atomic::AtomicBool;
 
@@ -77,6 +79,8 @@ pub struct AssociationInternal {
     stored_cookie_echo: Option<ChunkCookieEcho>,
 
     streams: HashMap<u16, Arc<Stream>>,
+    /// syncscope patch: streams the remote opened that no local `open_stream` has taken yet.
+    remote_opened: HashSet<u16>,
 
     close_loop_ch_tx: Option<broadcast::Sender<()>>,
     accept_ch_tx: mpsc::Sender<Arc<Stream>>,
@@ -192,6 +196,7 @@ impl AssociationInternal {
             stored_init: None,
             stored_cookie_echo: None,
             streams: HashMap::new(),
+            remote_opened: HashSet::new(),
             close_loop_ch_tx: Some(close_loop_ch_tx),
             accept_ch_tx,
             handshake_completed_ch_tx,
@@ -336,11 +341,12 @@ impl AssociationInternal {
     /// unregister_stream un-registers a stream from the association
     /// The caller should hold the association write lock.
     fn unregister_stream(&mut self, stream_identifier: u16) {
+        self.remote_opened.remove(&stream_identifier);
         let s = self.streams.remove(&stream_identifier);
         if let Some(s) = s {
             // NOTE: shutdown is not used here because it resets the stream.
             if !s.read_shutdown.swap(true, Ordering::SeqCst) {
-                s.read_notifier.notify_waiters();
+                s.notify_read_shutdown();
             }
             s.write_shutdown.store(true, Ordering::SeqCst);
         }
@@ -1073,8 +1079,24 @@ impl AssociationInternal {
         stream_identifier: u16,
         default_payload_type: PayloadProtocolIdentifier,
     ) -> Result<Arc<Stream>> {
-        if self.streams.contains_key(&stream_identifier) {
-            return Err(Error::ErrStreamAlreadyExist);
+        if let Some(s) = self.streams.get(&stream_identifier) {
+            // syncscope patch: a negotiated data channel's stream exists already when the remote
+            // wrote to it before this side opened it (both sides open their end without a word,
+            // and libp2p's Noise channel 0 is written to the moment SCTP is up). Upstream failed
+            // with `ErrStreamAlreadyExist` and the channel never opened; the stream is handed
+            // over instead, its first messages still unread (webrtc-data's `accept` leaves a
+            // stream alone unless it starts with a DCEP message).
+            if !self.remote_opened.remove(&stream_identifier) {
+                return Err(Error::ErrStreamAlreadyExist);
+            }
+            log::debug!(
+                "[{}] opened stream {} the remote had opened first",
+                self.name,
+                stream_identifier
+            );
+            s.set_default_payload_type(default_payload_type);
+            s.take();
+            return Ok(Arc::clone(s));
         }
 
         if let Some(s) = self.create_stream(stream_identifier, false) {
@@ -1099,6 +1121,7 @@ impl AssociationInternal {
 
         if accept {
             if self.accept_ch_tx.try_send(Arc::clone(&s)).is_ok() {
+                self.remote_opened.insert(stream_identifier);
                 log::debug!(
                     "[{}] accepted a new stream (streamIdentifier: {})",
                     self.name,

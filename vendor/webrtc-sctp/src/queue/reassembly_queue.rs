@@ -252,6 +252,17 @@ impl ReassemblyQueue {
         false
     }
 
+    /// syncscope patch: the payload protocol of the message `read` returns next, if any.
+    pub(crate) fn next_ppi(&self) -> Option<PayloadProtocolIdentifier> {
+        if !self.is_readable() {
+            return None;
+        }
+        self.unordered
+            .first()
+            .or_else(|| self.ordered.first())
+            .map(|cset| cset.ppi)
+    }
+
     pub(crate) fn read(&mut self, buf: &mut [u8]) -> Result<(usize, PayloadProtocolIdentifier)> {
         // Check unordered first
         let cset = if !self.unordered.is_empty() {

@@ -72,6 +72,10 @@ pub struct Stream {
     pub(crate) reassembly_queue: Mutex<ReassemblyQueue>,
     pub(crate) sequence_number: AtomicU16,
     pub(crate) read_notifier: Notify,
+    /// syncscope patch: wakes `peek_ppi`, which must not take a wake-up meant for a reader.
+    peek_notifier: Notify,
+    /// syncscope patch: a local `open_stream` took over this stream the remote opened.
+    taken: AtomicBool,
     pub(crate) read_shutdown: AtomicBool,
     pub(crate) write_shutdown: AtomicBool,
     pub(crate) unordered: AtomicBool,
@@ -128,6 +132,8 @@ impl Stream {
             reassembly_queue: Mutex::new(ReassemblyQueue::new(stream_identifier)),
             sequence_number: AtomicU16::new(0),
             read_notifier: Notify::new(),
+            peek_notifier: Notify::new(),
+            taken: AtomicBool::new(false),
             read_shutdown: AtomicBool::new(false),
             write_shutdown: AtomicBool::new(false),
             unordered: AtomicBool::new(false),
@@ -200,6 +206,40 @@ impl Stream {
         }
     }
 
+    /// syncscope patch: waits for the next message and returns its payload protocol, leaving
+    /// the message to be read; `None` once the stream is shut down for reading or taken over by
+    /// a local `open_stream`, whose reader then owns its messages.
+    pub async fn peek_ppi(&self) -> Option<PayloadProtocolIdentifier> {
+        loop {
+            let woken = self.peek_notifier.notified();
+            tokio::pin!(woken);
+            woken.as_mut().enable();
+            if self.read_shutdown.load(Ordering::SeqCst) || self.taken.load(Ordering::SeqCst) {
+                return None;
+            }
+            if let Some(ppi) = self.reassembly_queue.lock().await.next_ppi() {
+                return Some(ppi);
+            }
+            woken.await;
+        }
+    }
+
+    fn notify_readable(&self) {
+        self.read_notifier.notify_one();
+        self.peek_notifier.notify_waiters();
+    }
+
+    pub(crate) fn notify_read_shutdown(&self) {
+        self.read_notifier.notify_waiters();
+        self.peek_notifier.notify_waiters();
+    }
+
+    /// syncscope patch: marks the stream taken over by a local `open_stream` (see `peek_ppi`).
+    pub(crate) fn take(&self) {
+        self.taken.store(true, Ordering::SeqCst);
+        self.peek_notifier.notify_waiters();
+    }
+
     pub(crate) async fn handle_data(&self, pd: ChunkPayloadData) {
         let readable = {
             let mut reassembly_queue = self.reassembly_queue.lock().await;
@@ -214,7 +254,7 @@ impl Stream {
 
         if readable {
             log::debug!("[{}] readNotifier.signal()", self.name);
-            self.read_notifier.notify_one();
+            self.notify_readable();
             log::debug!("[{}] readNotifier.signal() done", self.name);
         }
     }
@@ -234,7 +274,7 @@ impl Stream {
 
         // Notify the reader asynchronously if there's a data chunk to read.
         if readable {
-            self.read_notifier.notify_one();
+            self.notify_readable();
         }
     }
 
@@ -253,7 +293,7 @@ impl Stream {
 
         // Notify the reader asynchronously if there's a data chunk to read.
         if readable {
-            self.read_notifier.notify_one();
+            self.notify_readable();
         }
     }
 
@@ -382,7 +422,7 @@ impl Stream {
         if (how == Shutdown::Read || how == Shutdown::Both)
             && !self.read_shutdown.swap(true, Ordering::SeqCst)
         {
-            self.read_notifier.notify_waiters();
+            self.notify_read_shutdown();
         }
 
         if how == Shutdown::Both
