@@ -1,7 +1,8 @@
 //! WebRTC-direct between two native hosts built as the relay builds its listener (libp2p-webrtc
 //! over the vendored webrtc-rs crates): pings answered at once, also by a host with nothing else
 //! to do, and bulk data both ways on one stream, every byte checked, while both hosts ping each
-//! other and every ping keeps its round trip short.
+//! other and every ping keeps its round trip short. A dial that fails leaves nothing behind that
+//! spoils the next from the same socket.
 #![allow(clippy::unwrap_used)] // helpers outside #[test] fns too (rust-clippy#11119)
 
 use std::time::{Duration, Instant};
@@ -58,16 +59,34 @@ async fn listening(swarm: &mut Host) -> Multiaddr {
 /// and that is not what this test is about.
 async fn connect(swarm: &mut Host, addr: Multiaddr) {
     for _ in 0..5 {
-        swarm.dial(addr.clone()).unwrap();
-        loop {
-            match swarm.select_next_some().await {
-                SwarmEvent::ConnectionEstablished { .. } => return,
-                SwarmEvent::OutgoingConnectionError { .. } => break,
-                _ => {}
-            }
+        if dial(swarm, addr.clone()).await.is_ok() {
+            return;
         }
     }
     panic!("no WebRTC-direct connection in 5 attempts");
+}
+
+/// Dials `addr` once and returns the error if the connection does not come up.
+async fn dial(swarm: &mut Host, addr: Multiaddr) -> Result<(), libp2p::swarm::DialError> {
+    swarm.dial(addr).unwrap();
+    loop {
+        match swarm.select_next_some().await {
+            SwarmEvent::ConnectionEstablished { .. } => return Ok(()),
+            SwarmEvent::OutgoingConnectionError { error, .. } => return Err(error),
+            _ => {}
+        }
+    }
+}
+
+/// `addr` with the certificate hash of another certificate: a dial to it fails the handshake.
+fn with_wrong_certhash(addr: &Multiaddr) -> Multiaddr {
+    let other = Certificate::generate(&mut rand::rng()).unwrap().fingerprint().to_multihash();
+    addr.iter()
+        .map(|protocol| match protocol {
+            Protocol::Certhash(_) => Protocol::Certhash(other),
+            protocol => protocol,
+        })
+        .collect()
 }
 
 /// Message `i` of a side: a run of 251 bytes (prime, so no chunk size of the layers below is a
@@ -179,6 +198,25 @@ async fn a_host_that_pings_rarely_answers_each_ping_at_once() {
         !drain(&mut pair.listener_rtts).is_empty(),
         "the listener's first ping went unanswered"
     );
+}
+
+/// A native dialer sends from the socket it listens on, so its next dial comes from the same
+/// address: neither side may still route that address to the connection that failed.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failed_dial_does_not_spoil_the_next_from_the_same_socket() {
+    let mut listener = host(RELAY_PING_INTERVAL);
+    let addr = listening(&mut listener).await.with(Protocol::P2p(*listener.local_peer_id()));
+    drive(listener, mpsc::unbounded_channel().0);
+    let mut dialer = host(PING_INTERVAL);
+    listening(&mut dialer).await;
+
+    let wrong = tokio::time::timeout(
+        Duration::from_secs(60),
+        dial(&mut dialer, with_wrong_certhash(&addr)),
+    );
+    assert!(wrong.await.unwrap().is_err(), "a dial with another certificate's hash connected");
+    let right = tokio::time::timeout(Duration::from_secs(60), dial(&mut dialer, addr));
+    right.await.unwrap().expect("the dial after a failed one");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -66,6 +66,7 @@ pub(crate) async fn outbound(
     tracing::debug!(address=%addr, "new outbound connection to address");
 
     let (peer_connection, ufrag) = new_outbound_connection(addr, config, udp_mux).await?;
+    let peer_connection = Handshaking(Some(peer_connection));
     let incoming = IncomingDataChannels::register(&peer_connection).await;
     let noise_channel_open_rx = create_noise_data_channel(&peer_connection).await?;
 
@@ -86,7 +87,7 @@ pub(crate) async fn outbound(
     )
     .await?;
 
-    Ok((peer_id, Connection::new(peer_connection, incoming)))
+    Ok((peer_id, Connection::new(peer_connection.done(), incoming)))
 }
 
 /// Creates a new inbound WebRTC connection.
@@ -101,7 +102,8 @@ pub(crate) async fn inbound(
 ) -> Result<(PeerId, Connection), Error> {
     tracing::debug!(address=%addr, ufrag=%remote_ufrag, "new inbound connection from address");
 
-    let peer_connection = new_inbound_connection(addr, config, udp_mux, &remote_ufrag).await?;
+    let peer_connection =
+        Handshaking(Some(new_inbound_connection(addr, config, udp_mux, &remote_ufrag).await?));
     let incoming = IncomingDataChannels::register(&peer_connection).await;
     let noise_channel_open_rx = create_noise_data_channel(&peer_connection).await?;
 
@@ -123,7 +125,44 @@ pub(crate) async fn inbound(
     )
     .await?;
 
-    Ok((peer_id, Connection::new(peer_connection, incoming)))
+    Ok((peer_id, Connection::new(peer_connection.done(), incoming)))
+}
+
+/// syncscope patch: a peer connection whose upgrade has not finished. Dropped unfinished (the
+/// handshake failed, or the transport's timeout gave up on it), it closes the peer connection.
+/// Upstream left it open: its ICE agent kept the remote's address in the UDP muxer, so the next
+/// dial from that address (a native dialer sends from the socket it listens on) reached the
+/// dead connection, was discarded as the wrong ICE user, and timed out as well.
+struct Handshaking(Option<RTCPeerConnection>);
+
+impl Handshaking {
+    fn done(mut self) -> RTCPeerConnection {
+        self.0.take().expect("a handshake is done once")
+    }
+}
+
+impl std::ops::Deref for Handshaking {
+    type Target = RTCPeerConnection;
+
+    fn deref(&self) -> &RTCPeerConnection {
+        self.0.as_ref().expect("taken only by `done`, which consumes the guard")
+    }
+}
+
+impl Drop for Handshaking {
+    fn drop(&mut self) {
+        let (Some(peer_connection), Ok(runtime)) =
+            (self.0.take(), tokio::runtime::Handle::try_current())
+        else {
+            return;
+        };
+        tracing::debug!("closing the peer connection of an unfinished upgrade");
+        runtime.spawn(async move {
+            if let Err(error) = peer_connection.close().await {
+                tracing::debug!(%error, "closing an unfinished peer connection failed");
+            }
+        });
+    }
 }
 
 #[allow(clippy::result_large_err)]
