@@ -50,7 +50,8 @@ async function joinAndLeave({ page, relay, openPage }, transport, leaveMs) {
 
 export default {
   'two tabs in the same room see each other and a closed tab leaves': (ctx) => joinAndLeave(ctx, 'ws', 10_000),
-  // A closed tab sends nothing over WebRTC-direct: the relay learns it is gone when ICE fails
-  // (10 s of silence, vendor/libp2p-webrtc); upstream kept the connection until ping gave up.
-  'a tab on WebRTC-direct that closes leaves the room within 15 s': (ctx) => joinAndLeave(ctx, 'webrtc-direct', 15_000),
+  // A tab closes its peer connections as it goes (vendor/libp2p-webrtc-websys), which aborts SCTP,
+  // and the relay ends the connection on that (vendor/libp2p-webrtc, webrtc-sctp). Either side
+  // missing, the relay learns only when ICE fails, after 10 s of silence.
+  'a tab on WebRTC-direct that closes leaves the room within 5 s': (ctx) => joinAndLeave(ctx, 'webrtc-direct', 5_000),
 };

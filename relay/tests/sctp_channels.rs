@@ -1,7 +1,8 @@
 //! Data channels on the SCTP association under WebRTC-direct (the vendored webrtc-sctp and
 //! webrtc-data), as webrtc-rs drives them: a negotiated channel both sides open without a word
 //! (libp2p's Noise channel 0), written to by the remote before this side opened its end, as
-//! happens when the remote's first message shares a flight with the end of the SCTP handshake.
+//! happens when the remote's first message shares a flight with the end of the SCTP handshake;
+//! and an association the remote ends, which must end the loop that accepts its channels.
 #![allow(clippy::unwrap_used)] // helpers outside #[test] fns too (rust-clippy#11119)
 
 use std::sync::Arc;
@@ -9,6 +10,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use tokio::net::UdpSocket;
+use tokio::task::JoinHandle;
 use webrtc_data::data_channel::{Config as ChannelConfig, DataChannel};
 use webrtc_sctp::association::{Association, Config};
 
@@ -34,6 +36,17 @@ async fn associations() -> (Arc<Association>, Arc<Association>) {
         Association::server(config(b, "server"))
     );
     (Arc::new(client.unwrap()), Arc::new(server.unwrap()))
+}
+
+/// As webrtc-rs does from the moment an association is up: accepts the next channel the remote
+/// opens.
+fn accepting(
+    association: &Arc<Association>,
+) -> JoinHandle<Result<DataChannel, webrtc_data::Error>> {
+    let association = Arc::clone(association);
+    tokio::spawn(async move {
+        DataChannel::accept(&association, ChannelConfig::default(), &[] as &[DataChannel]).await
+    })
 }
 
 fn negotiated() -> ChannelConfig {
@@ -62,11 +75,7 @@ async fn read(channel: &DataChannel) -> Vec<u8> {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_negotiated_channel_written_to_before_it_opens_here_opens_with_every_message() {
     let (local, remote) = associations().await;
-    // As webrtc-rs does: the accept loop runs from the moment the association is up.
-    let accepting = Arc::clone(&local);
-    let accepted = tokio::spawn(async move {
-        DataChannel::accept(&accepting, ChannelConfig::default(), &[] as &[DataChannel]).await
-    });
+    let accepted = accepting(&local);
 
     let remote_noise = DataChannel::dial(&remote, 0, negotiated()).await.unwrap();
     write_acknowledged(&remote_noise, b"first").await;
@@ -84,4 +93,17 @@ async fn a_negotiated_channel_written_to_before_it_opens_here_opens_with_every_m
         tokio::time::timeout(Duration::from_secs(10), accepted).await.unwrap().unwrap().unwrap();
     assert_eq!((local_ping.stream_identifier(), local_ping.config.label.as_str()), (2, "ping"));
     assert_eq!(read(&local_ping).await, b"ping");
+}
+
+/// A browser that closes its peer connection aborts SCTP; webrtc-rs learns that the association
+/// ended only from its accept loop ending, which then reports it (`RTCSctpTransport::on_error`).
+#[tokio::test(flavor = "multi_thread")]
+async fn an_association_the_remote_ends_ends_the_accept_loop() {
+    let (local, remote) = associations().await;
+    let accepted = accepting(&local);
+
+    remote.shutdown().await.unwrap();
+    let ended = tokio::time::timeout(Duration::from_secs(10), accepted).await;
+    let result = ended.expect("the accept loop still waits after the remote ended").unwrap();
+    assert!(result.is_err(), "accepted a channel from an association that ended");
 }

@@ -49,6 +49,8 @@ pub struct Connection {
     /// Upstream never noticed, and a connection whose peer was gone stayed open until idle.
     ended: SendWrapper<mpsc::Receiver<()>>,
     onstatechange_closure: SendWrapper<Closure<dyn FnMut(web_sys::Event)>>,
+    /// syncscope patch: closes the peer connection when the page goes away (see `new`).
+    onpagehide_closure: SendWrapper<Closure<dyn FnMut(web_sys::Event)>>,
 }
 
 impl Connection {
@@ -123,6 +125,22 @@ impl Connection {
             onstatechange_closure.as_ref().unchecked_ref(),
         );
 
+        // syncscope patch: a tab that closes or navigates away with its peer connections open
+        // sends nothing, and the remote (the relay, another page) takes it for gone only when
+        // ICE gives up, 10 s or more later: meanwhile the relay lists the page in its room and
+        // keeps its circuits, and a page opened next waits for it. Closed here, Chromium aborts
+        // SCTP at once, and the relay ends the connection within milliseconds.
+        let onpagehide_closure = Closure::new({
+            let pc = peer_connection.inner.clone();
+            move |_: web_sys::Event| pc.close()
+        });
+        if let Some(window) = web_sys::window() {
+            let _ = window.add_event_listener_with_callback(
+                "pagehide",
+                onpagehide_closure.as_ref().unchecked_ref(),
+            );
+        }
+
         Self {
             inner: SendWrapper::new(peer_connection),
             closed: false,
@@ -132,6 +150,7 @@ impl Connection {
             _ondatachannel_closure: SendWrapper::new(ondatachannel_closure),
             ended: SendWrapper::new(ended),
             onstatechange_closure: SendWrapper::new(onstatechange_closure),
+            onpagehide_closure: SendWrapper::new(onpagehide_closure),
         }
     }
 
@@ -170,6 +189,12 @@ impl Connection {
                 "connectionstatechange",
                 self.onstatechange_closure.as_ref().unchecked_ref(),
             );
+            if let Some(window) = web_sys::window() {
+                let _ = window.remove_event_listener_with_callback(
+                    "pagehide",
+                    self.onpagehide_closure.as_ref().unchecked_ref(),
+                );
+            }
             self.inner.inner.close();
             self.closed = true;
         }

@@ -96,6 +96,14 @@ impl Ended {
             watcher.update(state);
             Box::pin(async {})
         }));
+        // A browser that closes its peer connection aborts SCTP at once, while ICE takes 10 s
+        // more to call the peer failed; webrtc-rs reports only the former, through the SCTP
+        // transport's accept loop ending (with the vendored webrtc-sctp, which ends it).
+        let watcher = this.clone();
+        rtc_conn.sctp().on_error(Box::new(move |_| {
+            watcher.end();
+            Box::pin(async {})
+        }));
         this.update(rtc_conn.connection_state());
         this
     }
@@ -105,9 +113,13 @@ impl Ended {
             state,
             RTCPeerConnectionState::Failed | RTCPeerConnectionState::Closed
         ) {
-            self.ended.store(true, Ordering::Release);
-            self.waker.wake();
+            self.end();
         }
+    }
+
+    fn end(&self) {
+        self.ended.store(true, Ordering::Release);
+        self.waker.wake();
     }
 
     fn poll(&self, cx: &mut Context<'_>) -> Poll<()> {

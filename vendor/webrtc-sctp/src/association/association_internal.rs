@@ -83,7 +83,10 @@ pub struct AssociationInternal {
     remote_opened: HashSet<u16>,
 
     close_loop_ch_tx: Option<broadcast::Sender<()>>,
-    accept_ch_tx: mpsc::Sender<Arc<Stream>>,
+    /// syncscope patch: dropped when the association closes, so that `accept_stream` returns
+    /// `None` from then on. Upstream kept it, and an accept loop waited for good on an
+    /// association the remote had aborted: webrtc-rs never learnt that SCTP had ended.
+    accept_ch_tx: Option<mpsc::Sender<Arc<Stream>>>,
     handshake_completed_ch_tx: mpsc::Sender<Option<Error>>,
 
     // per inbound packet context
@@ -198,7 +201,7 @@ impl AssociationInternal {
             streams: HashMap::new(),
             remote_opened: HashSet::new(),
             close_loop_ch_tx: Some(close_loop_ch_tx),
-            accept_ch_tx,
+            accept_ch_tx: Some(accept_ch_tx),
             handshake_completed_ch_tx,
 
             delayed_ack_triggered: false,
@@ -270,6 +273,7 @@ impl AssociationInternal {
 
             // awake read/write_loop to exit
             self.close_loop_ch_tx.take();
+            self.accept_ch_tx.take();
 
             for si in self.streams.keys().cloned().collect::<Vec<u16>>() {
                 self.unregister_stream(si);
@@ -1120,7 +1124,8 @@ impl AssociationInternal {
         ));
 
         if accept {
-            if self.accept_ch_tx.try_send(Arc::clone(&s)).is_ok() {
+            let accepting = self.accept_ch_tx.as_ref();
+            if accepting.is_some_and(|tx| tx.try_send(Arc::clone(&s)).is_ok()) {
                 self.remote_opened.insert(stream_identifier);
                 log::debug!(
                     "[{}] accepted a new stream (streamIdentifier: {})",
