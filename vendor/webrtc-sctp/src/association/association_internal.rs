@@ -1,8 +1,6 @@
 #[cfg(test)]
 mod association_internal_test;
 
-use std::collections::HashSet;
-
 use async_trait::async_trait;
 use portable_atomic::AtomicBool;
 
@@ -79,8 +77,6 @@ pub struct AssociationInternal {
     stored_cookie_echo: Option<ChunkCookieEcho>,
 
     streams: HashMap<u16, Arc<Stream>>,
-    /// syncscope patch: streams the remote opened that no local `open_stream` has taken yet.
-    remote_opened: HashSet<u16>,
 
     close_loop_ch_tx: Option<broadcast::Sender<()>>,
     /// syncscope patch: dropped when the association closes, so that `accept_stream` returns
@@ -199,7 +195,6 @@ impl AssociationInternal {
             stored_init: None,
             stored_cookie_echo: None,
             streams: HashMap::new(),
-            remote_opened: HashSet::new(),
             close_loop_ch_tx: Some(close_loop_ch_tx),
             accept_ch_tx: Some(accept_ch_tx),
             handshake_completed_ch_tx,
@@ -345,7 +340,6 @@ impl AssociationInternal {
     /// unregister_stream un-registers a stream from the association
     /// The caller should hold the association write lock.
     fn unregister_stream(&mut self, stream_identifier: u16) {
-        self.remote_opened.remove(&stream_identifier);
         let s = self.streams.remove(&stream_identifier);
         if let Some(s) = s {
             // NOTE: shutdown is not used here because it resets the stream.
@@ -1090,7 +1084,7 @@ impl AssociationInternal {
             // with `ErrStreamAlreadyExist` and the channel never opened; the stream is handed
             // over instead, its first messages still unread (webrtc-data's `accept` leaves a
             // stream alone unless it starts with a DCEP message).
-            if !self.remote_opened.remove(&stream_identifier) {
+            if !s.claim() {
                 return Err(Error::ErrStreamAlreadyExist);
             }
             log::debug!(
@@ -1099,11 +1093,11 @@ impl AssociationInternal {
                 stream_identifier
             );
             s.set_default_payload_type(default_payload_type);
-            s.take();
             return Ok(Arc::clone(s));
         }
 
         if let Some(s) = self.create_stream(stream_identifier, false) {
+            s.claim();
             s.set_default_payload_type(default_payload_type);
             Ok(Arc::clone(&s))
         } else {
@@ -1126,7 +1120,6 @@ impl AssociationInternal {
         if accept {
             let accepting = self.accept_ch_tx.as_ref();
             if accepting.is_some_and(|tx| tx.try_send(Arc::clone(&s)).is_ok()) {
-                self.remote_opened.insert(stream_identifier);
                 log::debug!(
                     "[{}] accepted a new stream (streamIdentifier: {})",
                     self.name,

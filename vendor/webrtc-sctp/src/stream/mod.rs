@@ -74,8 +74,9 @@ pub struct Stream {
     pub(crate) read_notifier: Notify,
     /// syncscope patch: wakes `peek_ppi`, which must not take a wake-up meant for a reader.
     peek_notifier: Notify,
-    /// syncscope patch: a local `open_stream` took over this stream the remote opened.
-    taken: AtomicBool,
+    /// syncscope patch: a local `open_stream` owns this stream: it made it, or took it over from
+    /// the remote, which wrote to it first (see `claim`).
+    opened_locally: AtomicBool,
     pub(crate) read_shutdown: AtomicBool,
     pub(crate) write_shutdown: AtomicBool,
     pub(crate) unordered: AtomicBool,
@@ -133,7 +134,7 @@ impl Stream {
             sequence_number: AtomicU16::new(0),
             read_notifier: Notify::new(),
             peek_notifier: Notify::new(),
-            taken: AtomicBool::new(false),
+            opened_locally: AtomicBool::new(false),
             read_shutdown: AtomicBool::new(false),
             write_shutdown: AtomicBool::new(false),
             unordered: AtomicBool::new(false),
@@ -214,7 +215,7 @@ impl Stream {
             let woken = self.peek_notifier.notified();
             tokio::pin!(woken);
             woken.as_mut().enable();
-            if self.read_shutdown.load(Ordering::SeqCst) || self.taken.load(Ordering::SeqCst) {
+            if self.read_shutdown.load(Ordering::SeqCst) || self.opened_locally.load(Ordering::SeqCst) {
                 return None;
             }
             if let Some(ppi) = self.reassembly_queue.lock().await.next_ppi() {
@@ -234,10 +235,12 @@ impl Stream {
         self.peek_notifier.notify_waiters();
     }
 
-    /// syncscope patch: marks the stream taken over by a local `open_stream` (see `peek_ppi`).
-    pub(crate) fn take(&self) {
-        self.taken.store(true, Ordering::SeqCst);
+    /// syncscope patch: claims the stream for a local `open_stream`; `false` if one has it
+    /// already. A waiting `peek_ppi` gives up on it.
+    pub(crate) fn claim(&self) -> bool {
+        let first = !self.opened_locally.swap(true, Ordering::SeqCst);
         self.peek_notifier.notify_waiters();
+        first
     }
 
     pub(crate) async fn handle_data(&self, pd: ChunkPayloadData) {
