@@ -497,7 +497,7 @@ resume_refetched_blocks: a 32 MiB fetch from one seed (a third relay) reloaded a
 the reload that the resumed fetch did not take from it. b2b_*: two fresh pages in one browser, on a fourth relay without seeds; one shares 16 MiB, the other
 fetches it through the relay's circuit (?direct=off) or over direct WebRTC once connected so; the relay's circuit bytes and CPU
 time (/proc) are read just before and after the fetch. ceiling_b2b_datachannel: a plain RTCDataChannel between two such pages,
-16 MiB in 16 KiB messages (the spec framing's largest). MB/s = 10^6 B/s.
+16 MiB in 16 KiB messages (the spec framing's largest), paused at 64 KiB buffered as the node's channels are. MB/s = 10^6 B/s.
 Median, min and max over the runs where the case completed (n); failed counts the rest.`);
 for (const e of errors) console.log(`failed: ${e}`);
 process.exit(rows.every((r) => r.failed === 0) ? 0 : 1);

@@ -18,10 +18,12 @@ use web_sys::{Event, MessageEvent, RtcDataChannel, RtcDataChannelEvent, RtcDataC
 
 // syncscope patch: upstream let a channel hold only one message (16 KiB) in the browser's send
 // buffer and woke the writer only once it was empty, so every message waited for the one before
-// it to leave: close to stop-and-wait. Writes now go on until 2 MiB are buffered (js-libp2p's
-// default) and resume once the buffer falls to 1 MiB.
-const MAX_BUFFERED_AMOUNT: usize = 2 * 1024 * 1024;
-const BUFFERED_AMOUNT_LOW: usize = 1024 * 1024;
+// it to leave: close to stop-and-wait. Writes now go on until 64 KiB are buffered and resume once
+// the buffer falls to 32 KiB. Not more: the browser's buffer holds what its SCTP has not sent
+// yet, and handed megabytes (js-libp2p's 2 MiB) Chromium's SCTP sends bursts that its own send
+// path loses, then stalls for seconds in retransmission timeouts (see README.syncscope.md).
+const MAX_BUFFERED_AMOUNT: usize = 64 * 1024;
+const BUFFERED_AMOUNT_LOW: usize = 32 * 1024;
 
 // syncscope patch: received messages wait here until the stream is read. A data channel cannot
 // be paused, so what arrives while the page is busy (a long task, a garbage collection) must be
