@@ -29,9 +29,10 @@ const PEER = `
 
 /// `size` bytes in `messageSize`-byte messages over a plain RTCDataChannel from one page to
 /// another, with the flow control of the node's own data channels (pause at 64 KiB buffered,
-/// resume at 32 KiB; `vendor/libp2p-webrtc-websys`). With js-libp2p's (4 MiB, 1 MiB) Chromium
-/// stalls for seconds early in the transfer, and the ceiling would be no ceiling. From the first
-/// send to the last byte received, both read off the same clock.
+/// resume at 32 KiB; `vendor/libp2p-webrtc-websys`). With megabytes buffered (js-libp2p pauses
+/// at 2 MiB; this ceiling used to at 4 MiB) Chromium stalls for seconds early in the transfer,
+/// and the ceiling would be no ceiling. From the first send to the last byte received, both read
+/// off the same clock.
 export async function dataChannelCeiling(browser, relay, size, messageSize) {
   return withPages(browser, 2, async (a, b) => {
     for (const page of [a, b]) {
