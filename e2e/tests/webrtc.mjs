@@ -65,6 +65,29 @@ export default {
     }
   },
 
+  // The circuit between them then runs through the relay's WebRTC-direct address, and so does the
+  // `/webrtc` address the dialling page derives from it: only the browser-to-browser transport may
+  // take that address, never the WebRTC-direct one (which dialled the relay instead).
+  'two pages on WebRTC-direct to the relay meet directly over WebRTC and stay in their room': async ({ page, relay, openPage }) => {
+    const room = `direct-wd-${Date.now()}`;
+    await page.goto(`${relay.url}?room=${room}&transport=webrtc-direct`);
+    const { cid } = await shareFile(page, MiB);
+    const other = await openPage();
+    try {
+      await other.page.goto(`${relay.url}?room=${room}&transport=webrtc-direct`);
+      await waitForDirect(other.page, 'the fetching page');
+      await waitForDirect(page, 'the sharing page');
+      const outcome = await fetchByCid(other.page, cid);
+      expect(outcome, 'outcome').toMatch(new RegExp(`fetched and verified ${cid}: 1.00 MiB in .*, 5 blocks from 1 peer`));
+      for (const p of [page, other.page]) {
+        await p.getByTestId('member-count').filter({ hasText: '1 other peer' }).waitFor({ timeout: 5_000 });
+      }
+      if (other.errors.length) throw new Error(`errors in the fetching tab:\n  ${other.errors.join('\n  ')}`);
+    } finally {
+      await other.close();
+    }
+  },
+
   // `?ice=relay` lets ICE use TURN candidates only, and there is no TURN server: no path exists.
   'when ICE finds no path two pages stay on the circuit, say why, and still transfer': async ({ page, relay, openPage }) => {
     const room = `nodirect-${Date.now()}`;

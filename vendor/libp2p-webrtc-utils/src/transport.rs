@@ -27,8 +27,11 @@ pub fn parse_webrtc_dial_addr(addr: &Multiaddr) -> Option<(SocketAddr, Fingerpri
         _ => return None,
     };
 
+    // syncscope patch: nothing may follow the optional peer ID. A browser-to-browser address
+    // through a relay reached over WebRTC-direct (`…/webrtc-direct/certhash/…/p2p/<relay>
+    // /p2p-circuit/p2p/<peer>/webrtc`) would otherwise be dialled here, as the relay itself.
     match iter.next() {
-        Some(Protocol::P2p(_)) => {}
+        Some(Protocol::P2p(_)) if iter.next().is_none() => {}
         // peer ID is optional
         None => {}
         // unexpected protocol
@@ -80,6 +83,13 @@ mod tests {
                 ))
             ))
         );
+    }
+
+    #[test]
+    fn an_address_that_goes_on_after_the_peer_id_is_not_webrtc_direct() {
+        let relayed = "/ip4/127.0.0.1/udp/39901/webrtc-direct/certhash/uEiDikp5KVUgkLta1EjUN-IKbHk-dUBg8VzKgf5nXxLK46w/p2p/12D3KooWNpDk9w6WrEEcdsEH1y47W71S36yFjw4sd3j7omzgCSMS/p2p-circuit/p2p/12D3KooWDpJ7As7BWAwRMfu1VU2WCqNjvq387JEYKDBj4kx6nXTN/webrtc";
+
+        assert_eq!(parse_webrtc_dial_addr(&relayed.parse().unwrap()), None);
     }
 
     #[test]
