@@ -3,7 +3,7 @@
 //! A peer is listed in a room while it is subscribed to the room's topic and holds a reservation
 //! (without one it cannot be dialled through the relay). See `syncscope_proto::rooms`.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{hash_map::Entry, BTreeMap, BTreeSet, HashMap};
 
 use libp2p::{multiaddr::Protocol, Multiaddr, PeerId};
 use syncscope_proto::rooms::{room_of, Member, RoomMembers};
@@ -11,7 +11,9 @@ use syncscope_proto::rooms::{room_of, Member, RoomMembers};
 #[derive(Debug, Default)]
 pub struct Rooms {
     subscribed: BTreeMap<String, BTreeSet<PeerId>>,
-    reserved: HashSet<PeerId>,
+    /// Reservations held per peer: one per connection that made one, so that a peer holding two
+    /// stays listed when one of them ends.
+    reserved: HashMap<PeerId, u32>,
     agents: HashMap<PeerId, String>,
     seq: u64,
 }
@@ -21,7 +23,7 @@ impl Rooms {
     pub fn subscribed(&mut self, peer: PeerId, topic: &str) -> Option<String> {
         let room = room_of(topic)?;
         let added = self.subscribed.entry(room.to_string()).or_default().insert(peer);
-        (added && self.reserved.contains(&peer)).then(|| room.to_string())
+        (added && self.reserved.contains_key(&peer)).then(|| room.to_string())
     }
 
     pub fn unsubscribed(&mut self, peer: PeerId, topic: &str) -> Option<String> {
@@ -31,13 +33,31 @@ impl Rooms {
         if members.is_empty() {
             self.subscribed.remove(room);
         }
-        (removed && self.reserved.contains(&peer)).then(|| room.to_string())
+        (removed && self.reserved.contains_key(&peer)).then(|| room.to_string())
     }
 
     /// The peer now holds (or no longer holds) a reservation; returns the rooms whose listing
     /// changed.
     pub fn reservation(&mut self, peer: PeerId, held: bool) -> Vec<String> {
-        let changed = if held { self.reserved.insert(peer) } else { self.reserved.remove(&peer) };
+        let changed = match (self.reserved.entry(peer), held) {
+            (Entry::Vacant(e), true) => {
+                e.insert(1);
+                true
+            }
+            (Entry::Occupied(mut e), true) => {
+                *e.get_mut() += 1;
+                false
+            }
+            (Entry::Occupied(mut e), false) => {
+                *e.get_mut() -= 1;
+                let last = *e.get() == 0;
+                if last {
+                    e.remove();
+                }
+                last
+            }
+            (Entry::Vacant(_), false) => false,
+        };
         if changed {
             self.rooms_of(peer)
         } else {
@@ -47,7 +67,8 @@ impl Rooms {
 
     /// The peer's last connection closed: it leaves every room.
     pub fn disconnected(&mut self, peer: PeerId) -> Vec<String> {
-        let listed = if self.reserved.remove(&peer) { self.rooms_of(peer) } else { Vec::new() };
+        let listed =
+            if self.reserved.remove(&peer).is_some() { self.rooms_of(peer) } else { Vec::new() };
         self.subscribed.retain(|_, members| {
             members.remove(&peer);
             !members.is_empty()
@@ -59,7 +80,7 @@ impl Rooms {
     /// Records what software the peer runs; returns the rooms whose listing now shows it.
     pub fn set_agent(&mut self, peer: PeerId, agent: String) -> Vec<String> {
         let changed = self.agents.insert(peer, agent.clone()) != Some(agent);
-        if changed && self.reserved.contains(&peer) {
+        if changed && self.reserved.contains_key(&peer) {
             self.rooms_of(peer)
         } else {
             Vec::new()
@@ -84,7 +105,7 @@ impl Rooms {
             .get(room)
             .into_iter()
             .flatten()
-            .filter(|p| self.reserved.contains(p))
+            .filter(|p| self.reserved.contains_key(p))
             .map(|peer| Member {
                 peer_id: peer.to_bytes(),
                 addrs: relay_addrs.iter().map(|a| circuit_addr(a, *peer).to_vec()).collect(),
@@ -128,6 +149,20 @@ mod tests {
         rooms.subscribed(a, &topic_of("y").unwrap());
         assert_eq!(rooms.disconnected(a), vec!["x".to_string(), "y".to_string()]);
         assert_eq!(rooms.rooms().count(), 0);
+    }
+
+    #[test]
+    fn a_peer_with_two_reservations_stays_listed_until_both_end() {
+        let mut rooms = Rooms::default();
+        let a = PeerId::random();
+        rooms.subscribed(a, &topic_of("lab").unwrap());
+        assert_eq!(rooms.reservation(a, true), vec!["lab".to_string()]);
+        assert!(rooms.reservation(a, true).is_empty());
+        assert!(rooms.reservation(a, false).is_empty());
+        assert_eq!(rooms.list("lab", &[]).members.len(), 1);
+        assert_eq!(rooms.reservation(a, false), vec!["lab".to_string()]);
+        assert!(rooms.list("lab", &[]).members.is_empty());
+        assert!(rooms.reservation(a, false).is_empty(), "an unknown end changes nothing");
     }
 
     #[test]

@@ -1,5 +1,6 @@
-//! Discovery through rooms on a real relay process: members see each other within 2 s and a
-//! member that leaves is gone from the others' lists within 10 s.
+//! Discovery through rooms on a real relay process: members see each other within 2 s, a
+//! member that leaves is gone from the others' lists within 10 s, and a member stays listed while
+//! it holds a reservation, whatever its other connections do.
 #![allow(clippy::unwrap_used)] // helpers outside #[test] fns too (rust-clippy#11119)
 
 mod common;
@@ -7,9 +8,11 @@ mod common;
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
-use common::{node, wait_for, Relay};
-use libp2p::PeerId;
-use syncscope_node::node::{NodeEvent, NodeHandle};
+use common::{http_get, metric, node, wait_for, Relay};
+use libp2p::futures::StreamExt;
+use libp2p::swarm::{dummy, SwarmEvent};
+use libp2p::{noise, tcp, yamux, PeerId, SwarmBuilder};
+use syncscope_node::node::{self, NodeConfig, NodeEvent, NodeHandle};
 use syncscope_node::PeerKind;
 
 /// Waits until `handle`'s latest view of `room` equals `expected`.
@@ -87,4 +90,49 @@ async fn member_addresses_go_through_the_relay_and_are_dialable() {
         matches!(e, NodeEvent::Connected { peer, transport: syncscope_node::node::TransportKind::Circuit, .. } if *peer == b.peer_id)
     })
     .await;
+}
+
+/// A browser that dials a room member over direct WebRTC, or a peer whose second dial of the relay
+/// loses, opens a connection to the relay beside the one holding its reservation and closes it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_member_whose_other_connection_to_the_relay_closes_stays_listed() {
+    let relay = Relay::start(&[]);
+    let config = NodeConfig::new(relay.relay_address("tcp"));
+    let key = config.keypair.clone();
+    let mut a = node(&relay, "tcp").await;
+    let mut b = node::start(config).await.unwrap();
+    wait_for(&mut b, Duration::from_secs(10), |e| matches!(e, NodeEvent::Reserved { .. })).await;
+    a.join_room("second").unwrap();
+    b.join_room("second").unwrap();
+    wait_members(&mut a, "second", &BTreeSet::from([b.peer_id]), Duration::from_secs(2)).await;
+
+    let mut second = SwarmBuilder::with_existing_identity(key)
+        .with_tokio()
+        .with_tcp(tcp::Config::default(), noise::Config::new, yamux::Config::default)
+        .unwrap()
+        .with_behaviour(|_| dummy::Behaviour)
+        .unwrap()
+        .build();
+    second.dial(relay.addr("tcp")).unwrap();
+    while !matches!(second.next().await, Some(SwarmEvent::ConnectionEstablished { .. })) {}
+    // The dialer is done with the handshake before the relay is; close only once the relay counts
+    // the connection too.
+    let tcp_connections = r#"syncscope_relay_connections{transport="TCP"} "#;
+    while metric(&http_get(&relay, "/metrics"), tcp_connections) != Some(3.0) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    drop(second);
+
+    let unlisted = tokio::time::timeout(Duration::from_secs(2), async {
+        loop {
+            match a.events.next().await.expect("node stopped") {
+                NodeEvent::Room(u) if u.members.iter().all(|m| m.peer != b.peer_id) => return u,
+                _ => {}
+            }
+        }
+    })
+    .await;
+    assert!(unlisted.is_err(), "the member was unlisted when its second connection closed");
+    let metrics = http_get(&relay, "/metrics");
+    assert_eq!(metric(&metrics, "syncscope_relay_reservations "), Some(2.0), "{metrics}");
 }

@@ -427,7 +427,13 @@ impl Behaviour {
         }: ConnectionClosed,
     ) {
         if let hash_map::Entry::Occupied(mut peer) = self.connections.entry(peer_id) {
-            if peer.get_mut().remove(&connection_id).is_some() {
+            // syncscope patch: only a connection that held a reservation closes one. Upstream
+            // reported every closed connection of the peer as a closed reservation.
+            if peer
+                .get_mut()
+                .remove(&connection_id)
+                .is_some_and(|r| r.is_active())
+            {
                 self.queued_actions
                     .push_back(ToSwarm::GenerateEvent(Event::ReservationClosed {
                         src_peer_id: peer_id,
