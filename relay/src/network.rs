@@ -220,10 +220,11 @@ impl Network {
         match event {
             relay::Event::ReservationReqAccepted { src_peer_id, renewed } => {
                 tracing::info!(peer = %src_peer_id, renewed, "reservation accepted");
+                // A renewal keeps the reservation its connection already holds.
                 if !renewed {
                     self.metrics.reservations.inc();
+                    self.reservation_changed(src_peer_id, true);
                 }
-                self.reservation_changed(src_peer_id, true);
             }
             relay::Event::ReservationClosed { src_peer_id }
             | relay::Event::ReservationTimedOut { src_peer_id } => {
