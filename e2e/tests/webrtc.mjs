@@ -32,6 +32,24 @@ async function waitForDirect(page, who) {
     .catch(async () => { throw new Error(`${who} never reached its peer directly: ${await link.textContent()}`); });
 }
 
+/// `page` shares `size` bytes in a fresh room that a second page joins, both on `transport`; once
+/// each shows the other as direct, `work(other, cid)` runs, and the second page closes after it.
+async function directPair({ page, relay, openPage }, transport, size, work) {
+  const room = `direct-${transport}-${Date.now()}`;
+  await page.goto(`${relay.url}?room=${room}&transport=${transport}`);
+  const { cid } = await shareFile(page, size);
+  const other = await openPage();
+  try {
+    await other.page.goto(`${relay.url}?room=${room}&transport=${transport}`);
+    await waitForDirect(other.page, 'the fetching page');
+    await waitForDirect(page, 'the sharing page');
+    await work(other.page, cid);
+    if (other.errors.length) throw new Error(`errors in the fetching tab:\n  ${other.errors.join('\n  ')}`);
+  } finally {
+    await other.close();
+  }
+}
+
 async function fetchByCid(page, cid) {
   await page.getByTestId('cid-input').fill(cid);
   await page.getByTestId('fetch-button').click();
@@ -41,52 +59,31 @@ async function fetchByCid(page, cid) {
 }
 
 export default {
-  'two pages connect directly over WebRTC and 16 MiB between them barely touches the relay': async ({ page, relay, openPage }) => {
-    const room = `direct-${Date.now()}`;
-    await page.goto(`${relay.url}?room=${room}&transport=ws`);
-    const { cid } = await shareFile(page, 16 * MiB);
-    const other = await openPage();
-    try {
-      await other.page.goto(`${relay.url}?room=${room}&transport=ws`);
-      await waitForDirect(other.page, 'the fetching page');
-      await waitForDirect(page, 'the sharing page');
+  'two pages connect directly over WebRTC and 16 MiB between them barely touches the relay': (ctx) =>
+    directPair(ctx, 'ws', 16 * MiB, async (fetcher, cid) => {
+      const { relay } = ctx;
       await circuitsClosed(relay);
       const before = await relayedBytes(relay);
       expect(before, 'bytes relayed before, the signalling included').toBeAtLeast(1);
-      const outcome = await fetchByCid(other.page, cid);
+      const outcome = await fetchByCid(fetcher, cid);
       expect(outcome, 'outcome').toMatch(new RegExp(`fetched and verified ${cid}: 16.00 MiB in .*, 65 blocks from 1 peer`));
       const relayed = (await relayedBytes(relay)) - before;
       console.log(`     the relay carried ${relayed} bytes during the 16 MiB transfer (${(100 * relayed / (16 * MiB)).toFixed(3)} %)`);
       expect(relayed, 'bytes through the relay during the transfer').toBeAtMost(0.01 * 16 * MiB);
-      await screenshot(other.page, 'fetch-browser-to-browser-direct-webrtc');
-      if (other.errors.length) throw new Error(`errors in the fetching tab:\n  ${other.errors.join('\n  ')}`);
-    } finally {
-      await other.close();
-    }
-  },
+      await screenshot(fetcher, 'fetch-browser-to-browser-direct-webrtc');
+    }),
 
   // The circuit between them then runs through the relay's WebRTC-direct address, and so does the
   // `/webrtc` address the dialling page derives from it: only the browser-to-browser transport may
   // take that address, never the WebRTC-direct one (which dialled the relay instead).
-  'two pages on WebRTC-direct to the relay meet directly over WebRTC and stay in their room': async ({ page, relay, openPage }) => {
-    const room = `direct-wd-${Date.now()}`;
-    await page.goto(`${relay.url}?room=${room}&transport=webrtc-direct`);
-    const { cid } = await shareFile(page, MiB);
-    const other = await openPage();
-    try {
-      await other.page.goto(`${relay.url}?room=${room}&transport=webrtc-direct`);
-      await waitForDirect(other.page, 'the fetching page');
-      await waitForDirect(page, 'the sharing page');
-      const outcome = await fetchByCid(other.page, cid);
+  'two pages on WebRTC-direct to the relay meet directly over WebRTC and stay in their room': (ctx) =>
+    directPair(ctx, 'webrtc-direct', MiB, async (fetcher, cid) => {
+      const outcome = await fetchByCid(fetcher, cid);
       expect(outcome, 'outcome').toMatch(new RegExp(`fetched and verified ${cid}: 1.00 MiB in .*, 5 blocks from 1 peer`));
-      for (const p of [page, other.page]) {
+      for (const p of [ctx.page, fetcher]) {
         await p.getByTestId('member-count').filter({ hasText: '1 other peer' }).waitFor({ timeout: 5_000 });
       }
-      if (other.errors.length) throw new Error(`errors in the fetching tab:\n  ${other.errors.join('\n  ')}`);
-    } finally {
-      await other.close();
-    }
-  },
+    }),
 
   // `?ice=relay` lets ICE use TURN candidates only, and there is no TURN server: no path exists.
   'when ICE finds no path two pages stay on the circuit, say why, and still transfer': async ({ page, relay, openPage }) => {

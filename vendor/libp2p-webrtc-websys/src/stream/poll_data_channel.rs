@@ -20,8 +20,8 @@ use web_sys::{Event, MessageEvent, RtcDataChannel, RtcDataChannelEvent, RtcDataC
 // buffer and woke the writer only once it was empty, so every message waited for the one before
 // it to leave: close to stop-and-wait. Writes now go on until 64 KiB are buffered and resume once
 // the buffer falls to 32 KiB. Not more: the browser's buffer holds what its SCTP has not sent
-// yet, and handed megabytes (js-libp2p's 2 MiB) Chromium's SCTP sends bursts that its own send
-// path loses, then stalls for seconds in retransmission timeouts (see README.syncscope.md).
+// yet, and handed megabytes (js-libp2p's 2 MiB) Chromium's SCTP between two pages stalled for
+// seconds early in a transfer, with no datagram dropped by the kernel (see README.syncscope.md).
 const MAX_BUFFERED_AMOUNT: usize = 64 * 1024;
 const BUFFERED_AMOUNT_LOW: usize = 32 * 1024;
 
