@@ -149,12 +149,22 @@ fn extract_websocket_url(addr: &Multiaddr) -> Option<String> {
         _ => return None,
     };
 
-    let (scheme, wspath) = match (protocols.next(), protocols.next()) {
-        (Some(Protocol::Tls), Some(Protocol::Ws(path))) => ("wss", path.into_owned()),
-        (Some(Protocol::Ws(path)), _) => ("ws", path.into_owned()),
-        (Some(Protocol::Wss(path)), _) => ("wss", path.into_owned()),
+    let (scheme, wspath) = match protocols.next() {
+        Some(Protocol::Tls) => match protocols.next() {
+            Some(Protocol::Ws(path)) => ("wss", path.into_owned()),
+            _ => return None,
+        },
+        Some(Protocol::Ws(path)) => ("ws", path.into_owned()),
+        Some(Protocol::Wss(path)) => ("wss", path.into_owned()),
         _ => return None,
     };
+
+    // syncscope patch: only the peer id may follow. Upstream ignored whatever came after, so a
+    // relayed address (`…/ws/p2p/<relay>/p2p-circuit/p2p/<peer>`) was dialled as the relay.
+    match (protocols.next(), protocols.next()) {
+        (None, _) | (Some(Protocol::P2p(_)), None) => {}
+        _ => return None,
+    }
 
     Some(format!("{scheme}://{host_port}{wspath}"))
 }
@@ -608,5 +618,20 @@ mod tests {
         // Check non-ws address
         let addr = "/ip4/127.0.0.1/tcp/2222".parse::<Multiaddr>().unwrap();
         assert!(extract_websocket_url(&addr).is_none());
+    }
+
+    #[test]
+    fn an_address_that_goes_on_after_the_peer_id_is_not_websocket() {
+        let relay = PeerId::random();
+        let peer = PeerId::random();
+        for addr in [
+            format!("/ip4/127.0.0.1/tcp/2222/ws/p2p/{relay}/p2p-circuit/p2p/{peer}"),
+            format!("/ip4/127.0.0.1/tcp/2222/ws/p2p/{relay}/p2p-circuit/p2p/{peer}/webrtc"),
+            "/ip4/127.0.0.1/tcp/2222/ws/p2p-circuit".to_string(),
+            "/ip4/127.0.0.1/tcp/2222/wss/ws".to_string(),
+        ] {
+            let addr = addr.parse::<Multiaddr>().unwrap();
+            assert!(extract_websocket_url(&addr).is_none(), "{addr}");
+        }
     }
 }
