@@ -491,7 +491,7 @@ ratios pair a fetch with the ceiling of the same run. fetch_ws_page_send*: the p
 fetch_ws (window updates, wants) and the main-thread time spent inside them. page_busy_pct_*: the page's main-thread task time
 (CDP's Performance.getMetrics, sampled every 100 ms) as a share of the fetch's time; relay_cpu_pct_*: the relay process's CPU time
 (/proc, its seed peers included) over the same window, as a share of one core. fetch_ws keeps its blocks in IndexedDB, the page's default;
-fetch_ws_memory is the same with ?store=memory. idb_put_*: blocks put through the node's IndexedDB store into a fresh
+fetch_ws_memory is the same with ?store=memory. idb_put_*: incompressible blocks put through the node's IndexedDB store into a fresh
 database (20,000 x 4 KiB, 256 x 256 KiB), all issued at once and grouped by the store, or one transaction each.
 resume_refetched_blocks: a 32 MiB fetch from one seed (a third relay) reloaded after 16 MiB; the blocks the store held at
 the reload that the resumed fetch did not take from it. b2b_*: two fresh pages in one browser, on a fourth relay without seeds; one shares 16 MiB, the other

@@ -5,6 +5,7 @@
 use bytes::Bytes;
 use cid::Cid;
 use futures::future::try_join_all;
+use syncscope_node::content::demo_content;
 use syncscope_node::store::{BlockStore, IndexedDbBlockStore};
 use syncscope_proto::bitswap::raw_cid;
 use wasm_bindgen::prelude::*;
@@ -41,10 +42,11 @@ pub async fn measure_block_store(
     Ok(elapsed)
 }
 
-/// Block `i`: distinct from every other, so that none is stored twice under one key.
+/// Block `i`: distinct from every other, so that none is stored twice under one key, and as
+/// incompressible as the demo file the fetches store. Chromium compresses a large value before it
+/// stores it, so blocks of one repeated byte measured a store that real content never sees.
 fn block(i: usize, size: usize) -> (Cid, Bytes) {
-    let mut data = vec![0x5a; size.max(8)];
-    data[..8].copy_from_slice(&(i as u64).to_le_bytes());
+    let data = demo_content(i as u64, size.max(8)).into_vec();
     (raw_cid(&data), Bytes::from(data))
 }
 
