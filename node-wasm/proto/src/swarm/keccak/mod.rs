@@ -1,11 +1,31 @@
 //! keccak256 for chunk hashing. General messages go through the `sha3` crate; the BMT's 64-byte
 //! node pairs, which are almost all of a chunk's hashing, go through [`keccak256_pairs`], which
-//! hashes many pairs at once with SIMD where the CPU has it (x86-64 with AVX2 or AVX-512,
-//! detected at run time, in [`x86`]) and one at a time with the `keccak` crate's permutation
-//! everywhere else, wasm32 included.
+//! hashes many pairs at once with SIMD where the target has it (x86-64 with AVX2 or AVX-512,
+//! detected at run time, in [`x86`]; wasm32 built with SIMD128, as the page is, in [`wasm`]) and
+//! one at a time with the `keccak` crate's permutation everywhere else.
 
+#[cfg(any(target_arch = "x86_64", all(target_arch = "wasm32", target_feature = "simd128")))]
+mod multiway;
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+mod wasm;
 #[cfg(target_arch = "x86_64")]
 mod x86;
+
+// The one place that picks the SIMD path for this target.
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+use wasm as simd;
+#[cfg(target_arch = "x86_64")]
+use x86 as simd;
+#[cfg(not(any(target_arch = "x86_64", all(target_arch = "wasm32", target_feature = "simd128"))))]
+mod simd {
+    pub(super) fn keccak256_pairs(_: &[[u8; 64]], _: &mut [[u8; 32]]) -> usize {
+        0
+    }
+
+    pub(super) fn path() -> &'static str {
+        "scalar"
+    }
+}
 
 use sha3::{Digest, Keccak256};
 
@@ -20,7 +40,8 @@ pub fn keccak256(parts: &[&[u8]]) -> [u8; 32] {
 /// are left alone.
 pub fn keccak256_pairs(inputs: &[[u8; 64]], out: &mut [[u8; 32]]) {
     let n = inputs.len().min(out.len());
-    let done = simd_pairs(&inputs[..n], &mut out[..n]);
+    // The SIMD path hashes a prefix and says how long it was.
+    let done = simd::keccak256_pairs(&inputs[..n], &mut out[..n]);
     keccak256_pairs_scalar(&inputs[done..n], &mut out[done..n]);
 }
 
@@ -35,23 +56,9 @@ pub fn keccak256_pairs_scalar(inputs: &[[u8; 64]], out: &mut [[u8; 32]]) {
     });
 }
 
-/// The SIMD path: hashes a prefix of `inputs` and returns its length.
-#[cfg(target_arch = "x86_64")]
-fn simd_pairs(inputs: &[[u8; 64]], out: &mut [[u8; 32]]) -> usize {
-    x86::keccak256_pairs(inputs, out)
-}
-
-#[cfg(not(target_arch = "x86_64"))]
-fn simd_pairs(_: &[[u8; 64]], _: &mut [[u8; 32]]) -> usize {
-    0
-}
-
 /// Which SIMD path [`keccak256_pairs`] takes on this CPU, for benchmark output.
 pub fn simd_path() -> &'static str {
-    #[cfg(target_arch = "x86_64")]
-    return x86::path();
-    #[cfg(not(target_arch = "x86_64"))]
-    return "scalar";
+    simd::path()
 }
 
 /// The sponge state after absorbing one 64-byte message: 8 lanes of data, then keccak's
