@@ -7,6 +7,7 @@ import { parseArgs } from 'node:util';
 
 import { launchCdpBrowser } from '../lib/cdp.mjs';
 import { startRelay } from '../lib/relay.mjs';
+import { seedChunksSent } from '../lib/share.mjs';
 import { b2bFetch, dataChannelCeiling } from './b2b.mjs';
 import { printProfile, profileFetchAndCeiling } from './profile.mjs';
 
@@ -44,6 +45,9 @@ const CASES = [
   { name: 'page_wasm_bytes_on_wire', unit: 'bytes', step: ['fetch_ws'], read: (r) => r.fetch_ws?.wasmOnWire },
   { name: 'load_to_connected_ms_ws', unit: 'ms', step: ['fetch_ws'], read: (r) => r.fetch_ws?.connectedMs },
   { name: 'load_to_connected_ms_webrtc_direct', unit: 'ms', step: ['fetch_webrtc-direct'], read: (r) => r['fetch_webrtc-direct']?.connectedMs },
+  { name: 'pullsync_ws', unit: 'MB/s', step: ['pullsync_ws'], read: (r) => mbps(r.pullsync_ws) },
+  { name: 'pullsync_chunks_ws', unit: 'chunks', step: ['pullsync_ws'], read: (r) => r.pullsync_ws?.chunks },
+  { name: 'pullsync_ratio_ws', unit: 'ratio', step: ['pullsync_ws', 'probe_peer_ws'], read: (r) => ratio(mbps(r.pullsync_ws), mbps(r.probe_peer_ws)) },
   { name: 'fetch_ws_memory', unit: 'MB/s', step: ['fetch_ws_memory'], read: (r) => mbps(r.fetch_ws_memory) },
   { name: 'fetch_ratio_ws_to_memory', unit: 'ratio', step: ['fetch_ws', 'fetch_ws_memory'], read: (r) => ratio(mbps(r.fetch_ws), mbps(r.fetch_ws_memory)) },
   { name: 'idb_put_4k_batched', unit: 'chunks/s', step: ['idb_put_4k_batched'], read: (r) => perSecond(r.idb_put_4k_batched) },
@@ -306,6 +310,25 @@ async function storePuts(browser, relay, size, count, batched) {
   });
 }
 
+/// A page that joins with an empty store and nothing to fetch pulls every Swarm chunk of the
+/// seeds' content over ws: the time from its connection until the seeds sent their last chunk
+/// (none for 1.5 s after it), and how many they sent.
+async function pullSync(browser, relay) {
+  return onPage(browser, relay, 'room=default&transport=ws', async (page) => {
+    const start = Date.now();
+    const before = await seedChunksSent(relay);
+    let [sent, lastAt] = [before, start];
+    while (Date.now() - lastAt < 1500 && Date.now() - start < PAGE_TIMEOUT) {
+      await delay(50);
+      const now = await seedChunksSent(relay);
+      if (now > sent) [sent, lastAt] = [now, Date.now()];
+    }
+    if (sent === before) throw new Error('the seeds sent no chunk');
+    // Every chunk is 4 KiB of payload but the file's last (and the tree's partly full ones).
+    return { elapsedMs: lastAt - start, chunks: sent - before, bytes: (sent - before) * 4096 };
+  });
+}
+
 /// A fetch of `relay`'s demo content over ws, reloaded once `atBytes` have arrived; the resumed
 /// fetch must take every block the store held at the reload from the store. `refetched`: the
 /// blocks stored before the reload that the resumed fetch took from the network instead.
@@ -332,7 +355,7 @@ async function resume(browser, relay, atBytes) {
 function steps(cases) {
   const wanted = new Set(cases.flatMap((c) => c.step));
   return ['probe_relay_ws', 'probe_peer_ws', 'fetch_ws', 'fetch_ws_memory', 'fetch_ws_revisit', 'probe_peer_webrtc-direct',
-    'fetch_webrtc-direct', 'fetch_ws_1seed', 'fetch_webrtc-direct_1seed', 'idb_put_4k_batched', 'idb_put_4k_per_tx', 'idb_put_256k_batched', 'resume',
+    'fetch_webrtc-direct', 'pullsync_ws', 'fetch_ws_1seed', 'fetch_webrtc-direct_1seed', 'idb_put_4k_batched', 'idb_put_4k_per_tx', 'idb_put_256k_batched', 'resume',
     'b2b_datachannel', 'b2b_circuit', 'b2b_webrtc']
     .filter((s) => wanted.has(s));
 }
@@ -349,6 +372,7 @@ function runStep(step, ctx) {
     case 'fetch_ws_1seed': return fetchOnce(browser, oneSeed, cid, 'ws');
     case 'fetch_webrtc-direct_1seed': return fetchOnce(browser, oneSeed, cid, 'webrtc-direct');
     case 'fetch_ws_memory': return fetchOnce(browser, relay, cid, 'ws', 1, '&store=memory');
+    case 'pullsync_ws': return pullSync(browser, relay);
     case 'idb_put_4k_batched': return storePuts(browser, relay, 4096, 20_000, true);
     case 'idb_put_4k_per_tx': return storePuts(browser, relay, 4096, 20_000, false);
     case 'idb_put_256k_batched': return storePuts(browser, relay, 256 << 10, 256, true);
@@ -491,7 +515,9 @@ ratios pair a fetch with the ceiling of the same run. fetch_ws_page_send*: the p
 fetch_ws (window updates, wants) and the main-thread time spent inside them. page_busy_pct_*: the page's main-thread task time
 (CDP's Performance.getMetrics, sampled every 100 ms) as a share of the fetch's time; relay_cpu_pct_*: the relay process's CPU time
 (/proc, its seed peers included) over the same window, as a share of one core. fetch_ws keeps its blocks in IndexedDB, the page's default;
-fetch_ws_memory is the same with ?store=memory. idb_put_*: incompressible blocks put through the node's IndexedDB store into a fresh
+fetch_ws_memory is the same with ?store=memory. pullsync_ws: a page that joins with an empty store and nothing to fetch pulls
+every Swarm chunk of the demo content from the seeds over ws, from its connection until the seeds sent their last chunk (their
+/metrics), counted as 4 KiB per chunk; pullsync_chunks_ws: the chunks they sent. idb_put_*: incompressible blocks put through the node's IndexedDB store into a fresh
 database (20,000 x 4 KiB, 256 x 256 KiB), all issued at once and grouped by the store, or one transaction each.
 resume_refetched_blocks: a 32 MiB fetch from one seed (a third relay) reloaded after 16 MiB; the blocks the store held at
 the reload that the resumed fetch did not take from it. b2b_*: two fresh pages in one browser, on a fourth relay without seeds; one shares 16 MiB, the other

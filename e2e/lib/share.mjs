@@ -30,8 +30,10 @@ export async function shareFile(page, bytes) {
   return { cid, link, sha256 };
 }
 
+const metricsText = async (relay) => (await fetch(new URL('metrics', relay.url))).text();
+
 async function metric(relay, name) {
-  const text = await (await fetch(new URL('metrics', relay.url))).text();
+  const text = await metricsText(relay);
   const m = new RegExp(`^${name} (\\d+)`, 'm').exec(text);
   if (!m) throw new Error(`no ${name} in the relay's /metrics:\n${text}`);
   return Number(m[1]);
@@ -39,6 +41,12 @@ async function metric(relay, name) {
 
 /// The bytes the relay has copied through circuits so far (its `/metrics`).
 export const relayedBytes = (relay) => metric(relay, 'syncscope_relay_relayed_bytes_total');
+
+/// The pull-sync chunks the relay's seed peers have sent so far, all seeds together.
+export async function seedChunksSent(relay) {
+  const lines = (await metricsText(relay)).split('\n').filter((l) => l.startsWith('syncscope_seed_pullsync_chunks_sent'));
+  return lines.reduce((sum, line) => sum + Number(line.split(' ').pop()), 0);
+}
 
 /// Waits up to 2 s for the relay to hold no circuit.
 export async function circuitsClosed(relay) {
