@@ -47,6 +47,8 @@ const CASES = [
   { name: 'load_to_connected_ms_webrtc_direct', unit: 'ms', step: ['fetch_webrtc-direct'], read: (r) => r['fetch_webrtc-direct']?.connectedMs },
   { name: 'pullsync_ws', unit: 'MB/s', step: ['pullsync_ws'], read: (r) => mbps(r.pullsync_ws) },
   { name: 'pullsync_chunks_ws', unit: 'chunks', step: ['pullsync_ws'], read: (r) => r.pullsync_ws?.chunks },
+  { name: 'page_busy_pct_pullsync_ws', unit: '%', step: ['pullsync_ws'], read: (r) => r.pullsync_ws?.pageBusyPct },
+  { name: 'relay_cpu_pct_pullsync_ws', unit: '%', step: ['pullsync_ws'], read: (r) => r.pullsync_ws?.relayCpuPct },
   { name: 'pullsync_ratio_ws', unit: 'ratio', step: ['pullsync_ws', 'probe_peer_ws'], read: (r) => ratio(mbps(r.pullsync_ws), mbps(r.probe_peer_ws)) },
   { name: 'fetch_ws_memory', unit: 'MB/s', step: ['fetch_ws_memory'], read: (r) => mbps(r.fetch_ws_memory) },
   { name: 'fetch_ratio_ws_to_memory', unit: 'ratio', step: ['fetch_ws', 'fetch_ws_memory'], read: (r) => ratio(mbps(r.fetch_ws), mbps(r.fetch_ws_memory)) },
@@ -247,10 +249,11 @@ function loadSampler(page, relay) {
     failure = e;
   });
   return {
-    /// Over the last `ms` before the call: the page's task time and the relay's CPU time, each
-    /// as a percent of the time elapsed between the first and last samples in that window.
-    async stop(ms) {
-      const end = performance.now() / 1000;
+    /// Over the last `ms` before `endMs` (now by default): the page's task time and the relay's
+    /// CPU time, each as a percent of the time elapsed between the first and last samples in that
+    /// window.
+    async stop(ms, endMs = performance.now()) {
+      const end = endMs / 1000;
       stopped = true;
       await sampling;
       if (failure) throw failure;
@@ -315,17 +318,19 @@ async function storePuts(browser, relay, size, count, batched) {
 /// (none for 1.5 s after it), and how many they sent.
 async function pullSync(browser, relay) {
   return onPage(browser, relay, 'room=default&transport=ws', async (page) => {
-    const start = Date.now();
+    const sampler = loadSampler(page, relay);
+    const start = performance.now();
     const before = await seedChunksSent(relay);
     let [sent, lastAt] = [before, start];
-    while (Date.now() - lastAt < 1500 && Date.now() - start < PAGE_TIMEOUT) {
+    while (performance.now() - lastAt < 1500 && performance.now() - start < PAGE_TIMEOUT) {
       await delay(50);
       const now = await seedChunksSent(relay);
-      if (now > sent) [sent, lastAt] = [now, Date.now()];
+      if (now > sent) [sent, lastAt] = [now, performance.now()];
     }
     if (sent === before) throw new Error('the seeds sent no chunk');
+    const load = await sampler.stop(lastAt - start, lastAt);
     // Every chunk is 4 KiB of payload but the file's last (and the tree's partly full ones).
-    return { elapsedMs: lastAt - start, chunks: sent - before, bytes: (sent - before) * 4096 };
+    return { elapsedMs: lastAt - start, chunks: sent - before, bytes: (sent - before) * 4096, ...load };
   });
 }
 
