@@ -314,15 +314,20 @@ async function storePuts(browser, relay, size, count, batched) {
 }
 
 /// A page that joins with an empty store and nothing to fetch pulls every Swarm chunk of the
-/// seeds' content over ws: the time from its connection until the seeds sent their last chunk
-/// (none for 1.5 s after it), and how many they sent.
+/// seeds' content over ws: the time from its connection until the seeds sent their last chunk,
+/// and how many they sent. The last is the one followed by [`PULL_QUIET_MS`] without another: a
+/// page busy hashing held the seeds back for over 1.5 s in mid-sync.
+const PULL_QUIET_MS = 4000;
+
 async function pullSync(browser, relay) {
+  // A page of an earlier case may have closed while it pulled: its chunks would count here.
+  await seedsQuiet(relay);
   return onPage(browser, relay, 'room=default&transport=ws', async (page) => {
     const sampler = loadSampler(page, relay);
     const start = performance.now();
     const before = await seedChunksSent(relay);
     let [sent, lastAt] = [before, start];
-    while (performance.now() - lastAt < 1500 && performance.now() - start < PAGE_TIMEOUT) {
+    while (performance.now() - lastAt < PULL_QUIET_MS && performance.now() - start < PAGE_TIMEOUT) {
       await delay(50);
       const now = await seedChunksSent(relay);
       if (now > sent) [sent, lastAt] = [now, performance.now()];
@@ -332,6 +337,16 @@ async function pullSync(browser, relay) {
     // Every chunk is 4 KiB of payload but the file's last (and the tree's partly full ones).
     return { elapsedMs: lastAt - start, chunks: sent - before, bytes: (sent - before) * 4096, ...load };
   });
+}
+
+/// Waits until `relay`'s seeds have sent no chunk for 1 s (at most 30 s).
+async function seedsQuiet(relay) {
+  let [sent, since] = [await seedChunksSent(relay), performance.now()];
+  for (const start = since; performance.now() - since < 1000 && performance.now() - start < 30_000;) {
+    await delay(100);
+    const now = await seedChunksSent(relay);
+    if (now !== sent) [sent, since] = [now, performance.now()];
+  }
 }
 
 /// A fetch of `relay`'s demo content over ws, reloaded once `atBytes` have arrived; the resumed
@@ -522,7 +537,7 @@ fetch_ws (window updates, wants) and the main-thread time spent inside them. pag
 (/proc, its seed peers included) over the same window, as a share of one core. fetch_ws keeps its blocks in IndexedDB, the page's default;
 fetch_ws_memory is the same with ?store=memory. pullsync_ws: a page that joins with an empty store and nothing to fetch pulls
 every Swarm chunk of the demo content from the seeds over ws, from its connection until the seeds sent their last chunk (their
-/metrics), counted as 4 KiB per chunk; pullsync_chunks_ws: the chunks they sent. idb_put_*: incompressible blocks put through the node's IndexedDB store into a fresh
+/metrics; none for 4 s after it), counted as 4 KiB per chunk; pullsync_chunks_ws: the chunks they sent. idb_put_*: incompressible blocks put through the node's IndexedDB store into a fresh
 database (20,000 x 4 KiB, 256 x 256 KiB), all issued at once and grouped by the store, or one transaction each.
 resume_refetched_blocks: a 32 MiB fetch from one seed (a third relay) reloaded after 16 MiB; the blocks the store held at
 the reload that the resumed fetch did not take from it. b2b_*: two fresh pages in one browser, on a fourth relay without seeds; one shares 16 MiB, the other
