@@ -321,17 +321,11 @@ const PULL_QUIET_MS = 4000;
 
 async function pullSync(browser, relay) {
   // A page of an earlier case may have closed while it pulled: its chunks would count here.
-  await seedsQuiet(relay);
+  await seedsQuiet(relay, 1000, 30_000);
   return onPage(browser, relay, 'room=default&transport=ws', async (page) => {
     const sampler = loadSampler(page, relay);
     const start = performance.now();
-    const before = await seedChunksSent(relay);
-    let [sent, lastAt] = [before, start];
-    while (performance.now() - lastAt < PULL_QUIET_MS && performance.now() - start < PAGE_TIMEOUT) {
-      await delay(50);
-      const now = await seedChunksSent(relay);
-      if (now > sent) [sent, lastAt] = [now, performance.now()];
-    }
+    const { first: before, sent, lastAt } = await seedsQuiet(relay, PULL_QUIET_MS, PAGE_TIMEOUT);
     if (sent === before) throw new Error('the seeds sent no chunk');
     const load = await sampler.stop(lastAt - start, lastAt);
     // Every chunk is 4 KiB of payload but the file's last (and the tree's partly full ones).
@@ -339,14 +333,18 @@ async function pullSync(browser, relay) {
   });
 }
 
-/// Waits until `relay`'s seeds have sent no chunk for 1 s (at most 30 s).
-async function seedsQuiet(relay) {
-  let [sent, since] = [await seedChunksSent(relay), performance.now()];
-  for (const start = since; performance.now() - since < 1000 && performance.now() - start < 30_000;) {
-    await delay(100);
+/// Polls the chunks `relay`'s seeds have sent until the count has not moved for `quietMs` (at
+/// most `limitMs`): the count at the start and at the end, and when it last moved.
+async function seedsQuiet(relay, quietMs, limitMs) {
+  const start = performance.now();
+  const first = await seedChunksSent(relay);
+  let [sent, lastAt] = [first, start];
+  while (performance.now() - lastAt < quietMs && performance.now() - start < limitMs) {
+    await delay(50);
     const now = await seedChunksSent(relay);
-    if (now !== sent) [sent, since] = [now, performance.now()];
+    if (now !== sent) [sent, lastAt] = [now, performance.now()];
   }
+  return { first, sent, lastAt };
 }
 
 /// A fetch of `relay`'s demo content over ws, reloaded once `atBytes` have arrived; the resumed
