@@ -5,9 +5,9 @@
 //! (`WebSandboxSupportLinux::GetWebFontRenderStyleForStrike`), and the page's main thread waits
 //! for the answer. Room members appear as the node connects, and a fetch's row in the stored
 //! table as it starts; by then the browser process is busy with the page's network and
-//! IndexedDB. There the first member list held the main thread 80-180 ms (Chrome's trace of a
-//! page opened from a share link), between the connection and the fetch's first byte. At load
-//! the same questions take 1-4 ms each.
+//! IndexedDB. There such a question held the main thread 77-266 ms (Chrome's traces of pages
+//! opened from a share link), between the connection and the fetch's first byte. At load the same
+//! questions took 0.4-5 ms each.
 //!
 //! The samples use the classes of what they stand for, so the stylesheet stays their one source.
 //! The charts' labels need none: a chart without samples writes in their font (`chart.rs`).
