@@ -8,6 +8,7 @@ use syncscope_node::store::Manifest;
 use crate::chart::Chart;
 use crate::config;
 use crate::connection::{self, Connection, Observers, Status};
+use crate::font_warmup::FontWarmup;
 use crate::probe::{LinkProbe, ProbeLine};
 use crate::rates::RateCharts;
 use crate::stored::{Stored, Usage};
@@ -34,6 +35,7 @@ pub fn App() -> impl IntoView {
             <StoredPanel stored=observers.stored transfers=observers.transfers room=conn.room />
             <ProtocolPanel charts=observers.charts />
         </main>
+        <FontWarmup />
     }
 }
 

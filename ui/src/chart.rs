@@ -3,6 +3,7 @@
 
 use leptos::prelude::*;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use web_sys::MouseEvent;
 
 use crate::export;
@@ -58,7 +59,7 @@ fn draw(series: &[Series], unit: &str) -> (String, Frame) {
     // Empty axes cost as much layout as full ones, and every chart starts empty while the page
     // loads.
     if series.iter().all(|s| s.points.is_empty()) {
-        return (EMPTY.into(), frame);
+        return (draw_empty(), frame);
     }
     let all = series.iter().flat_map(|s| s.points.iter());
     let (x0, x1) = all.clone().fold((f64::MAX, f64::MIN), |(a, b), p| (a.min(p.0), b.max(p.0)));
@@ -68,7 +69,7 @@ fn draw(series: &[Series], unit: &str) -> (String, Frame) {
     let y1 = if y1 > 0.0 { y1 * 1.1 } else { 1.0 };
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
-        let _ = root.fill(&RGBColor(24, 32, 41));
+        let _ = root.fill(&BACKGROUND);
         let Ok(mut chart) = ChartBuilder::on(&root)
             .margin(8)
             // Room for the tick labels and, below them, the axis title.
@@ -78,7 +79,7 @@ fn draw(series: &[Series], unit: &str) -> (String, Frame) {
         else {
             return (svg_error(), frame);
         };
-        let text = ("sans-serif", 12).into_font().color(&RGBColor(139, 152, 165));
+        let text = label_style();
         let y_decimals = label_decimals(y1);
         let _ = chart
             .configure_mesh()
@@ -117,8 +118,29 @@ fn label_decimals(top: f64) -> usize {
     }
 }
 
-/// What a chart without samples shows, in the plot's place and size.
-const EMPTY: &str = r#"<p class="empty">no samples yet</p>"#;
+const BACKGROUND: RGBColor = RGBColor(24, 32, 41);
+
+/// The axes' labels and titles.
+fn label_style() -> TextStyle<'static> {
+    ("sans-serif", 12).into_font().color(&RGBColor(139, 152, 165))
+}
+
+/// What a chart without samples shows: its plot's background, in the same place and size, with a
+/// line of text in the labels' font. So the page lays out that font at the plot's scale while it
+/// loads, not when the first sample arrives, as the node connects (`font_warmup.rs` says why that
+/// matters).
+fn draw_empty() -> String {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
+        let _ = root.fill(&BACKGROUND);
+        let centre = Pos::new(HPos::Center, VPos::Center);
+        let middle = (WIDTH as i32 / 2, HEIGHT as i32 / 2);
+        let _ = root.draw(&Text::new("no samples yet", middle, label_style().pos(centre)));
+        let _ = root.present();
+    }
+    svg
+}
 
 fn svg_error() -> String {
     "<p>cannot draw this chart</p>".into()
@@ -211,10 +233,23 @@ mod tests {
 
     #[test]
     fn a_chart_without_samples_draws_no_axes_and_one_with_samples_draws_them() {
-        assert_eq!(draw(&series(&[]), "MB/s").0, EMPTY);
+        let (empty, _) = draw(&series(&[]), "MB/s");
+        assert!(empty.contains("no samples yet") && !empty.contains("MB/s"), "{empty}");
         let (svg, frame) = draw(&series(&[(0.0, 1.0), (1.0, 2.0)]), "MB/s");
         assert!(svg.starts_with("<svg") && svg.contains("polyline"), "{svg}");
         assert!(frame.px.1 > frame.px.0);
+    }
+
+    #[test]
+    fn an_empty_chart_writes_in_the_labels_font_at_the_plots_size() {
+        let font = |svg: &str| {
+            let at = svg.find("font-size=").expect("a text");
+            svg[at..].split(' ').next().unwrap().to_owned()
+        };
+        let empty = draw_empty();
+        let (full, _) = draw(&series(&[(0.0, 1.0), (1.0, 2.0)]), "MB/s");
+        assert_eq!(font(&empty), font(&full));
+        assert_eq!(empty.split('>').next(), full.split('>').next(), "the same svg element");
     }
 
     #[test]

@@ -5,6 +5,7 @@ mod chart;
 mod config;
 mod connection;
 mod export;
+mod font_warmup;
 pub mod logging;
 mod per_frame;
 mod probe;
