@@ -1,6 +1,7 @@
-//! A tiny WebAssembly binary reader: just enough to list a module's imports, so the build can
-//! fail when the `.wasm` imports anything from `env` (an unresolved native symbol: it would fail
-//! to instantiate in the browser).
+//! A tiny WebAssembly binary reader: just enough to list a module's imports and the size of each
+//! function, so the build can fail when the `.wasm` imports anything from `env` (an unresolved
+//! native symbol: it would fail to instantiate in the browser) or holds a function too large for
+//! V8 to optimise cheaply.
 
 use std::path::Path;
 
@@ -8,6 +9,15 @@ use anyhow::{bail, ensure, Context, Result};
 
 const MAGIC: &[u8] = b"\0asm";
 const IMPORT_SECTION: u8 = 2;
+const CODE_SECTION: u8 = 10;
+
+/// The largest function body the page may hold, in bytes. V8 optimises a hot function on a
+/// background thread, at a cost that grows faster than its size: with wasm-opt inlining every
+/// function that has one caller, the node's event loop became one 131,623-byte function, whose
+/// optimisation alone took 420-690 ms of a 2-core machine's CPU in every visit (Chrome's traces),
+/// while the page fetched. `public/index.html` caps that inlining; the largest body is now about
+/// 65,000 bytes.
+pub const MAX_FUNCTION_BYTES: usize = 96 * 1024;
 
 /// One import: the module it comes from and the field name.
 #[derive(Debug, PartialEq, Eq)]
@@ -18,6 +28,33 @@ pub struct Import {
 
 /// Every import of the wasm module in `bytes`.
 pub fn imports(bytes: &[u8]) -> Result<Vec<Import>> {
+    let mut found = Vec::new();
+    for (id, body) in sections(bytes)? {
+        if id == IMPORT_SECTION {
+            found.extend(import_section(body)?);
+        }
+    }
+    Ok(found)
+}
+
+/// The size in bytes of each function body defined in the module in `bytes`, in order.
+pub fn function_sizes(bytes: &[u8]) -> Result<Vec<usize>> {
+    let mut sizes = Vec::new();
+    for (id, body) in sections(bytes)? {
+        if id == CODE_SECTION {
+            let mut reader = Reader { bytes: body, pos: 0 };
+            for _ in 0..reader.leb128()? {
+                let size = usize::try_from(reader.leb128()?)?;
+                reader.take(size)?;
+                sizes.push(size);
+            }
+        }
+    }
+    Ok(sizes)
+}
+
+/// The module's sections, as (id, body).
+fn sections(bytes: &[u8]) -> Result<Vec<(u8, &[u8])>> {
     ensure!(bytes.len() >= 8 && &bytes[..4] == MAGIC, "not a wasm module (bad magic)");
     ensure!(bytes[4..8] == [1, 0, 0, 0], "unsupported wasm version {:?}", &bytes[4..8]);
     let mut reader = Reader { bytes, pos: 8 };
@@ -25,10 +62,7 @@ pub fn imports(bytes: &[u8]) -> Result<Vec<Import>> {
     while reader.pos < bytes.len() {
         let id = reader.byte()?;
         let size = usize::try_from(reader.leb128()?)?;
-        let body = reader.take(size)?;
-        if id == IMPORT_SECTION {
-            found.extend(import_section(body)?);
-        }
+        found.push((id, reader.take(size)?));
     }
     Ok(found)
 }
@@ -124,6 +158,21 @@ pub fn check_no_env_imports(bytes: &[u8]) -> Result<()> {
     Ok(())
 }
 
+/// Fails if a function in the module in `bytes` is larger than [`MAX_FUNCTION_BYTES`].
+pub fn check_function_sizes(bytes: &[u8]) -> Result<()> {
+    let sizes = function_sizes(bytes)?;
+    let largest = sizes.iter().enumerate().max_by_key(|(_, size)| **size);
+    if let Some((index, &size)) = largest {
+        ensure!(
+            size <= MAX_FUNCTION_BYTES,
+            "function {index} (counted from the first defined) is {size} bytes, over the \
+             {MAX_FUNCTION_BYTES}-byte budget: V8 optimises it slowly in every visit (see \
+             wasm-opt's --one-caller-inline-max-function-size in public/index.html)"
+        );
+    }
+    Ok(())
+}
+
 /// Checks every `*.wasm` directly in `dir`; with none there, prints a note and passes.
 pub fn check_dir(dir: &Path) -> Result<()> {
     let mut checked = 0;
@@ -132,13 +181,15 @@ pub fn check_dir(dir: &Path) -> Result<()> {
             if path.extension().is_some_and(|e| e == "wasm") {
                 let bytes = std::fs::read(&path)
                     .with_context(|| format!("cannot read {}", path.display()))?;
-                check_no_env_imports(&bytes).with_context(|| format!("{}", path.display()))?;
+                check_no_env_imports(&bytes)
+                    .and_then(|()| check_function_sizes(&bytes))
+                    .with_context(|| format!("{}", path.display()))?;
                 checked += 1;
             }
         }
     }
     if checked == 0 {
-        println!("note: no .wasm in {}; the `env` import check was skipped", dir.display());
+        println!("note: no .wasm in {}; the wasm checks were skipped", dir.display());
     }
     Ok(())
 }
@@ -182,6 +233,41 @@ pub(crate) mod tests {
     fn flags_env_imports() {
         let err = check_no_env_imports(&module_importing("env", "memcpy")).unwrap_err();
         assert!(err.to_string().contains("memcpy"), "{err}");
+    }
+
+    /// A module whose code section holds one function body of `size` bytes.
+    fn module_with_function_of(size: usize) -> Vec<u8> {
+        let mut body = leb128(size);
+        body.extend(std::iter::repeat_n(0, size));
+        let mut code = leb128(1);
+        code.extend(body);
+        let mut bytes = b"\0asm\x01\0\0\0".to_vec();
+        bytes.push(CODE_SECTION);
+        bytes.extend(leb128(code.len()));
+        bytes.extend(code);
+        bytes
+    }
+
+    fn leb128(mut value: usize) -> Vec<u8> {
+        let mut out = Vec::new();
+        loop {
+            let byte = (value & 0x7f) as u8;
+            value >>= 7;
+            if value == 0 {
+                out.push(byte);
+                return out;
+            }
+            out.push(byte | 0x80);
+        }
+    }
+
+    #[test]
+    fn measures_function_bodies_against_the_budget() {
+        assert_eq!(function_sizes(&module_with_function_of(300)).unwrap(), [300]);
+        assert!(check_function_sizes(&module_with_function_of(MAX_FUNCTION_BYTES)).is_ok());
+        let err = check_function_sizes(&module_with_function_of(MAX_FUNCTION_BYTES + 1));
+        assert!(err.unwrap_err().to_string().contains("over the"));
+        assert!(function_sizes(&module_importing("wbg", "f")).unwrap().is_empty());
     }
 
     #[test]
