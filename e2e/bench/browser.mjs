@@ -70,6 +70,11 @@ const CASES = [
   { name: 'dial_to_first_byte_ms_webrtc_direct', unit: 'ms', step: ['fetch_webrtc-direct'], read: (r) => r['fetch_webrtc-direct']?.firstByteMs },
   { name: 'dial_to_first_byte_ms_b2b_circuit', unit: 'ms', step: ['b2b_circuit'], read: (r) => r.b2b_circuit?.firstByteMs },
   { name: 'dial_to_first_byte_ms_b2b_webrtc', unit: 'ms', step: ['b2b_webrtc'], read: (r) => r.b2b_webrtc?.firstByteMs },
+  // From dialling to the fetch's last block: what the user of a share link waits for. A page that
+  // starts its fetch sooner, while its other seeds still connect, reads slower in fetch_ws and
+  // may still be done sooner here.
+  { name: 'dial_to_done_ms_ws', unit: 'ms', step: ['fetch_ws'], read: (r) => r.fetch_ws?.doneMs },
+  { name: 'dial_to_done_ms_ws_1seed', unit: 'ms', step: ['fetch_ws_1seed'], read: (r) => r.fetch_ws_1seed?.doneMs },
   { name: 'relay_cpu_s_per_gb_b2b_webrtc', unit: 's/GB', step: ['b2b_webrtc'], read: (r) => r.b2b_webrtc && r.b2b_webrtc.relayCpuS / (r.b2b_webrtc.bytes / 1e9) },
 ];
 
@@ -287,6 +292,7 @@ async function fetchOnce(browser, relay, cid, transport, visits = 1, extra = '')
         sends: { count: sends.length, ms: sends.reduce((sum, [, ms]) => sum + ms, 0) },
         wasmOnWire: wasm?.encodedBodySize,
         firstByteMs: at('fetch-first-byte') - at('node-started'),
+        doneMs: at('fetch-started') + ${elapsedMs} - at('node-started'),
       };
     })()`);
     return {
