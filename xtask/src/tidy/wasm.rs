@@ -13,10 +13,10 @@ const CODE_SECTION: u8 = 10;
 
 /// The largest function body the page may hold, in bytes. V8 optimises a hot function on a
 /// background thread, at a cost that grows faster than its size: with wasm-opt inlining every
-/// function that has one caller, the node's event loop became one 131,623-byte function, whose
-/// optimisation alone took 420-690 ms of a 2-core machine's CPU in every visit (Chrome's traces),
-/// while the page fetched. `public/index.html` caps that inlining; the largest body is now about
-/// 65,000 bytes.
+/// function that has one caller, the node's event loop became one 131,623-byte function, and the
+/// largest single optimisation in each visit took 420-690 ms of a 2-core machine's CPU while the
+/// page fetched (Chrome's traces, which do not name the function; 204-244 ms once it was split).
+/// `public/index.html` caps that inlining; the largest body is now about 65,000 bytes.
 pub const MAX_FUNCTION_BYTES: usize = 96 * 1024;
 
 /// One import: the module it comes from and the field name.
