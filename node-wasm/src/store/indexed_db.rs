@@ -20,6 +20,7 @@ use web_time::Duration;
 use super::block_packs::{Pack, Packs};
 use super::group_commit::{BatchWrite, GroupCommit};
 use super::indexed_db_writer::{IndexedDbWriter, Put};
+use super::recent_pack::RecentPack;
 use super::{
     BlockKey, BlockStore, Corruption, IndexedDbError, IndexedDbErrorKind, IndexedDbOp, RecordWrite,
     Records, StoreError, Table,
@@ -57,6 +58,7 @@ struct IndexedDbStore {
     writer: IndexedDbWriter,
     /// Where each stored block is.
     packs: RefCell<Packs>,
+    recent_pack: RecentPack<Uint8Array>,
 }
 
 impl IndexedDbStore {
@@ -80,7 +82,8 @@ impl IndexedDbStore {
         });
         let db = request.await.map_err(failed(Open))?;
         let packs = RefCell::new(stored_packs(&db).await?);
-        let store = Self { db, writer: IndexedDbWriter::start(name, SCHEMA_VERSION)?, packs };
+        let writer = IndexedDbWriter::start(name, SCHEMA_VERSION)?;
+        let store = Self { db, writer, packs, recent_pack: RecentPack::default() };
         if store.db.store_names().iter().any(|s| s == UNPACKED) {
             while store.pack_unpacked().await? {}
         }
@@ -104,8 +107,11 @@ impl IndexedDbStore {
         // A removal may move the block to another pack while the read is under way.
         let mut at = self.packs.borrow().location(hash);
         while let Some(location) = at {
-            if let Some(pack) = self.get_value(PACKS, pack_key(location.pack)).await? {
-                let pack = stored_array(pack)?;
+            let read = || async {
+                let pack = self.get_value(PACKS, pack_key(location.pack)).await?;
+                pack.map(stored_array).transpose()
+            };
+            if let Some(pack) = self.recent_pack.get(location.pack, read).await? {
                 let end = location.offset + location.len;
                 if end > pack.length() as usize {
                     return Err(StoreError::Corrupt(Corruption::NotAPack));

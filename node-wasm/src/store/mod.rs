@@ -20,6 +20,8 @@ mod indexed_db_writer;
 mod manifests;
 mod node_store;
 mod pullsync_state;
+#[cfg(any(target_arch = "wasm32", test))]
+mod recent_pack;
 mod records;
 
 use std::sync::Arc;

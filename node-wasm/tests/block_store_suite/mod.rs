@@ -65,6 +65,23 @@ pub async fn conformance(store: impl BlockStore) {
         assert_eq!(store.get(cid).await.unwrap(), expected, "block {cid} after a partial delete");
     }
     assert_eq!(store.inventory().await.unwrap().len(), expected.len() - 1 - dropped.len());
+
+    // So may big blocks, which are read at once as a peer's wants are served.
+    let big_batch: Vec<(Cid, Bytes)> = (0..6u32)
+        .map(|i| Bytes::from(i.to_be_bytes().repeat(64 << 10)))
+        .map(|d| (raw_cid(&d), d))
+        .collect();
+    store.put_many(big_batch.clone()).await.unwrap();
+    let reads = futures::future::join_all(big_batch.iter().map(|(cid, _)| store.get(cid))).await;
+    for ((cid, data), read) in big_batch.iter().zip(reads) {
+        assert_eq!(read.unwrap().as_ref(), Some(data), "256 KiB block {cid}");
+    }
+    let dropped: Vec<_> = big_batch.iter().step_by(2).map(|(cid, _)| *cid.hash()).collect();
+    store.delete_many(dropped.clone()).await.unwrap();
+    for (cid, data) in &big_batch {
+        let expected = (!dropped.contains(cid.hash())).then(|| data.clone());
+        assert_eq!(store.get(cid).await.unwrap(), expected, "256 KiB block {cid} after a delete");
+    }
 }
 
 /// Puts made at once, as deliveries are, all land; a backend may group them.
