@@ -101,10 +101,21 @@ pub(crate) struct UDPMuxNewAddr {
     udp_mux_writer_handle: Arc<UdpMuxWriterHandle>,
 }
 
+/// syncscope patch: bytes asked for as the UDP socket's receive buffer (the kernel doubles it
+/// for its bookkeeping).
+const RECV_BUFFER: usize = 1 << 20;
+
 impl UDPMuxNewAddr {
     pub(crate) fn listen_on(addr: SocketAddr) -> Result<Self, io::Error> {
         let std_sock = std::net::UdpSocket::bind(addr)?;
         std_sock.set_nonblocking(true)?;
+        // syncscope patch: a receive buffer that holds the largest flight the vendored
+        // webrtc-sctp lets a peer keep towards a loopback address (its `flight_cap`), where the
+        // system default (208 KiB of kernel buffer, about 48 of its datagrams) made a native
+        // peer lose a packet in each transfer. The kernel caps the size at `rmem_max`.
+        if let Err(error) = socket2::SockRef::from(&std_sock).set_recv_buffer_size(RECV_BUFFER) {
+            tracing::debug!(%error, "could not enlarge the UDP receive buffer");
+        }
 
         let tokio_socket = UdpSocket::from_std(std_sock)?;
         let listen_addr = tokio_socket.local_addr()?;

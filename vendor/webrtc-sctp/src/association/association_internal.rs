@@ -46,9 +46,9 @@ pub struct AssociationInternal {
     pending_queue: Arc<PendingQueue>,
     control_queue: ControlQueue,
     pub(crate) mtu: u32,
-    /// syncscope patch: bytes of new data per send, and bytes in flight (`send_limits`).
+    /// syncscope patch: bytes of new data per send, and the flight's cap (`send_limits`).
     max_burst: usize,
-    max_flight: usize,
+    flight_cap: Option<super::flight_cap::FlightCap>,
     max_payload_size: u32, // max DATA chunk payload size
     cumulative_tsn_ack_point: u32,
     advanced_peer_tsn_ack_point: u32,
@@ -126,7 +126,7 @@ impl AssociationInternal {
         } else {
             config.mtu
         };
-        let (max_burst, max_flight) = send_limits(config.net_conn.remote_addr(), mtu);
+        let (max_burst, flight_cap) = send_limits(config.net_conn.remote_addr(), mtu);
         // RFC 4690 Sec 7.2.1
         //  o  The initial cwnd before DATA transmission or after a sufficiently
         //     long idle period MUST be set to min(4*MTU, max (2*MTU, 4380
@@ -170,7 +170,7 @@ impl AssociationInternal {
             control_queue: ControlQueue::new(),
             mtu,
             max_burst,
-            max_flight,
+            flight_cap,
             max_payload_size: mtu - (COMMON_HEADER_SIZE + DATA_CHUNK_HEADER_SIZE),
             cumulative_tsn_ack_point: tsn - 1,
             advanced_peer_tsn_ack_point: tsn - 1,
@@ -1389,6 +1389,10 @@ impl AssociationInternal {
                             //     destination address(es) to which the missing DATA chunks were
                             //     last sent, according to the formula described in Section 7.2.3.
                             self.in_fast_recovery = true;
+                            // syncscope patch: a loss lowers the flight's cap (`flight_cap`).
+                            if let Some(cap) = self.flight_cap.as_mut() {
+                                cap.on_loss();
+                            }
                             self.fast_recover_exit_point = htna;
                             self.ssthresh = std::cmp::max(self.cwnd / 2, 4 * self.mtu);
                             self.cwnd = self.ssthresh;
@@ -1477,6 +1481,13 @@ impl AssociationInternal {
             cum_tsn_ack_point_advanced = true;
             self.on_cumulative_tsn_ack_point_advanced(total_bytes_acked)
                 .await;
+            // syncscope patch: a SACK that reports nothing missing lets the flight's cap grow
+            // (`flight_cap`).
+            if d.gap_ack_blocks.is_empty() {
+                if let Some(cap) = self.flight_cap.as_mut() {
+                    cap.on_acked(total_bytes_acked as usize);
+                }
+            }
         }
 
         for (si, n_bytes_acked) in &bytes_acked_per_stream {
@@ -1979,10 +1990,14 @@ impl AssociationInternal {
                 continue;
             }
 
-            // syncscope patch: `max_flight` caps the flight besides cwnd (`send_limits`).
-            let flight_limit = (self.cwnd as usize).min(self.max_flight);
-            if self.inflight_queue.get_num_bytes() + data_len > flight_limit {
-                break; // would exceed cwnd or the cap
+            // syncscope patch: the flight is capped besides cwnd (`send_limits`).
+            let flight = self.inflight_queue.get_num_bytes() + data_len;
+            if flight > self.cwnd as usize {
+                break; // would exceed cwnd
+            }
+            if let Some(cap) = self.flight_cap.as_mut().filter(|cap| flight > cap.bytes()) {
+                cap.on_reached();
+                break;
             }
 
             if data_len > self.rwnd as usize {
@@ -2392,6 +2407,10 @@ impl RtxTimerObserver for AssociationInternal {
 
             RtxTimerId::T3RTX => {
                 self.stats.inc_t3timeouts();
+                // syncscope patch: a loss lowers the flight's cap (`flight_cap`).
+                if let Some(cap) = self.flight_cap.as_mut() {
+                    cap.on_loss();
+                }
 
                 // RFC 4960 sec 6.3.3
                 //  E1)  For the destination address for which the timer expires, adjust

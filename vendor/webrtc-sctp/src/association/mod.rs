@@ -2,6 +2,7 @@
 mod association_test;
 
 mod association_internal;
+mod flight_cap;
 mod association_stats;
 
 use std::collections::{HashMap, VecDeque};
@@ -83,25 +84,20 @@ pub(crate) const DATA_CHUNK_HEADER_SIZE: u32 = 16;
 pub(crate) const DEFAULT_MAX_MESSAGE_SIZE: u32 = 65536;
 /// syncscope patch: packets of new data sent at once (RFC 4960 Max.Burst; dcsctp's default).
 pub(crate) const MAX_BURST: u32 = 4;
-/// syncscope patch: packets of data in flight towards a loopback address, in place of
-/// `MAX_BURST`. Over loopback nothing queues between the two ends but the receiver's UDP socket,
-/// so the flight is what that buffer must hold whenever the receiving thread is descheduled.
-/// Chromium's WebRTC socket has 128 KiB (`ss -uamp`: `rb131072`, counted in kernel buffer sizes,
-/// which for a 2 KiB datagram are larger than the datagram): 32 packets of `LOOPBACK_MTU` were
-/// dropped there on every 64 MiB probe, 24 never were. `MAX_BURST` alone kept the flight at
-/// 4 to 8 packets, one burst per wake of the write loop, so the relay waited for each SACK.
-pub(crate) const LOOPBACK_MAX_FLIGHT: u32 = 24;
 
-/// How much new data may go out: at most `.0` bytes per send, and while less than `.1` bytes
-/// are in flight (besides cwnd and the peer's rwnd). Towards a loopback address the flight is
-/// capped (`LOOPBACK_MAX_FLIGHT`); elsewhere, where the path spreads packets out and its
-/// bandwidth-delay product is unknown, each send is limited instead (`MAX_BURST`).
-pub(crate) fn send_limits(remote: Option<std::net::SocketAddr>, mtu: u32) -> (usize, usize) {
+/// How much new data may go out: at most `.0` bytes per send, and, towards a loopback address,
+/// no more in flight than `.1` allows (besides cwnd and the peer's rwnd). Elsewhere, where the
+/// path spreads packets out and its bandwidth-delay product is unknown, each send is limited
+/// instead (`MAX_BURST`).
+pub(crate) fn send_limits(
+    remote: Option<std::net::SocketAddr>,
+    mtu: u32,
+) -> (usize, Option<flight_cap::FlightCap>) {
     match remote {
         Some(addr) if addr.ip().is_loopback() => {
-            (usize::MAX, (LOOPBACK_MAX_FLIGHT * mtu) as usize)
+            (usize::MAX, Some(flight_cap::FlightCap::new(mtu)))
         }
-        _ => ((MAX_BURST * mtu) as usize, usize::MAX),
+        _ => ((MAX_BURST * mtu) as usize, None),
     }
 }
 
