@@ -339,6 +339,17 @@ impl RtcPeerConnection {
         dc
     }
 
+    /// syncscope patch: a receive-only video section that never carries media. Chromium
+    /// sizes the connection's UDP receive buffer for video when the connection has a video
+    /// section (`WebRtcVideoReceiveChannel::SetInterface`), and for data channels alone leaves
+    /// it at 64 KiB (128 KiB of kernel buffer), which limits how much a sender may keep in
+    /// flight; see this crate's README.
+    pub(crate) fn add_receive_buffer_video(&self) {
+        let init = web_sys::RtcRtpTransceiverInit::new();
+        init.set_direction(web_sys::RtcRtpTransceiverDirection::Recvonly);
+        self.inner.add_transceiver_with_str_and_init("video", &init);
+    }
+
     pub(crate) async fn create_offer(&self) -> Result<String, Error> {
         let offer = JsFuture::from(self.inner.create_offer()).await?;
 

@@ -3,43 +3,98 @@ use std::net::SocketAddr;
 use libp2p_webrtc_utils::Fingerprint;
 use web_sys::{RtcSdpType, RtcSessionDescriptionInit};
 
-/// Creates the SDP answer used by the client.
+/// Creates the SDP answer used by the client, with one section for each of the offer's.
 pub(crate) fn answer(
     addr: SocketAddr,
     server_fingerprint: Fingerprint,
     client_ufrag: &str,
+    offered: &[OfferedSection],
 ) -> RtcSessionDescriptionInit {
     let answer_obj = RtcSessionDescriptionInit::new(RtcSdpType::Answer);
-    answer_obj.set_sdp(&server_description(addr, server_fingerprint, client_ufrag));
+    answer_obj.set_sdp(&server_description(addr, server_fingerprint, client_ufrag, offered));
     answer_obj
+}
+
+/// syncscope patch: an m-section of the browser's offer, which the answer must repeat in the
+/// same order. The offer holds the data channels' section and the video section that
+/// `RtcPeerConnection::add_receive_buffer_video` adds (see this crate's README).
+#[derive(Debug, PartialEq)]
+pub(crate) struct OfferedSection {
+    mid: String,
+    /// For a video section: its first payload type and that type's `rtpmap` value.
+    video: Option<(String, String)>,
+}
+
+/// syncscope patch: the offer's m-sections, in order.
+pub(crate) fn offered_sections(offer: &str) -> Vec<OfferedSection> {
+    let mut sections: Vec<OfferedSection> = Vec::new();
+    for line in offer.lines() {
+        if let Some(media) = line.strip_prefix("m=") {
+            let video = media
+                .strip_prefix("video ")
+                .and_then(|rest| rest.split(' ').nth(2))
+                .map(|pt| (pt.to_owned(), String::new()));
+            sections.push(OfferedSection { mid: String::new(), video });
+        } else if let Some(section) = sections.last_mut() {
+            if let Some(mid) = line.strip_prefix("a=mid:") {
+                section.mid = mid.to_owned();
+            } else if let Some((pt, rtpmap)) = section.video.as_mut() {
+                let map = line.strip_prefix("a=rtpmap:").and_then(|l| l.split_once(' '));
+                if let Some((_, value)) = map.filter(|(p, _)| p == pt) {
+                    *rtpmap = value.to_owned();
+                }
+            }
+        }
+    }
+    sections
 }
 
 /// syncscope patch: `libp2p_webrtc_utils::sdp::answer`'s description, written with `format!`.
 /// Upstream renders it through tinytemplate and serde, about 11 KB of the page's wasm for one
-/// fixed template. The ufrag doubles as the ICE password, as upstream's does.
-fn server_description(addr: SocketAddr, fingerprint: Fingerprint, ufrag: &str) -> String {
+/// fixed template. The ufrag doubles as the ICE password, as upstream's does. Every section is
+/// bundled on the one transport the server listens on, and the video section is inactive: it
+/// only exists for the receive buffer it brings.
+fn server_description(
+    addr: SocketAddr,
+    fingerprint: Fingerprint,
+    ufrag: &str,
+    offered: &[OfferedSection],
+) -> String {
     let ip_version = if addr.is_ipv4() { "IP4" } else { "IP6" };
     let (ip, port) = (addr.ip(), addr.port());
     let (algorithm, value) = (fingerprint.algorithm(), fingerprint.to_sdp_format());
-    format!(
+    let mids: Vec<&str> = offered.iter().map(|s| s.mid.as_str()).collect();
+    let mut sdp = format!(
         "v=0\n\
          o=- 0 0 IN {ip_version} {ip}\n\
          s=-\n\
          t=0 0\n\
          a=ice-lite\n\
-         m=application {port} UDP/DTLS/SCTP webrtc-datachannel\n\
-         c=IN {ip_version} {ip}\n\
-         a=mid:0\n\
-         a=ice-options:ice2\n\
-         a=ice-ufrag:{ufrag}\n\
-         a=ice-pwd:{ufrag}\n\
-         a=fingerprint:{algorithm} {value}\n\
-         a=setup:passive\n\
-         a=sctp-port:5000\n\
-         a=max-message-size:16384\n\
-         a=candidate:1467250027 1 UDP 1467250027 {ip} {port} typ host\n\
-         a=end-of-candidates\n"
-    )
+         a=group:BUNDLE {mids}\n",
+        mids = mids.join(" ")
+    );
+    for OfferedSection { mid, video } in offered {
+        sdp.push_str(&match video {
+            None => format!("m=application {port} UDP/DTLS/SCTP webrtc-datachannel\n"),
+            Some((pt, _)) => format!("m=video {port} UDP/TLS/RTP/SAVPF {pt}\n"),
+        });
+        sdp.push_str(&format!(
+            "c=IN {ip_version} {ip}\n\
+             a=mid:{mid}\n\
+             a=ice-options:ice2\n\
+             a=ice-ufrag:{ufrag}\n\
+             a=ice-pwd:{ufrag}\n\
+             a=fingerprint:{algorithm} {value}\n\
+             a=setup:passive\n\
+             a=candidate:1467250027 1 UDP 1467250027 {ip} {port} typ host\n\
+             a=end-of-candidates\n"
+        ));
+        sdp.push_str(&match video {
+            None => "a=sctp-port:5000\na=max-message-size:16384\n".to_owned(),
+            Some((pt, rtpmap)) => format!("a=inactive\na=rtcp-mux\na=rtpmap:{pt} {rtpmap}\n"),
+        });
+    }
+    sdp
 }
 
 /// Creates the munged SDP offer from the Browser's given SDP offer
@@ -77,4 +132,40 @@ pub(crate) fn offer(offer: String, client_ufrag: &str) -> RtcSessionDescriptionI
     offer_obj.set_sdp(&munged_sdp_offer);
 
     offer_obj
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const OFFER: &str = "v=0\r\no=- 1 2 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\na=group:BUNDLE 0 1\r\n\
+        m=video 9 UDP/TLS/RTP/SAVPF 96 97 98\r\nc=IN IP4 0.0.0.0\r\na=mid:0\r\n\
+        a=rtpmap:9 PCMU/8000\r\na=rtpmap:97 rtx/90000\r\na=rtpmap:96 VP8/90000\r\na=recvonly\r\n\
+        m=application 9 UDP/DTLS/SCTP webrtc-datachannel\r\nc=IN IP4 0.0.0.0\r\na=mid:1\r\n\
+        a=sctp-port:5000\r\n";
+
+    #[test]
+    fn the_offers_sections_are_read_in_order() {
+        assert_eq!(
+            offered_sections(OFFER),
+            vec![
+                OfferedSection { mid: "0".into(), video: Some(("96".into(), "VP8/90000".into())) },
+                OfferedSection { mid: "1".into(), video: None },
+            ]
+        );
+    }
+
+    #[test]
+    fn the_answer_bundles_every_section_in_the_offers_order() {
+        let addr = "127.0.0.1:4000".parse().unwrap();
+        let sdp =
+            server_description(addr, Fingerprint::raw([7; 32]), "u", &offered_sections(OFFER));
+        assert!(sdp.contains("a=group:BUNDLE 0 1\n"));
+        let video = sdp.find("m=video 4000 UDP/TLS/RTP/SAVPF 96\n").unwrap();
+        let data = sdp.find("m=application 4000 UDP/DTLS/SCTP webrtc-datachannel\n").unwrap();
+        assert!(video < data);
+        assert_eq!(sdp.matches("a=candidate:").count(), 2);
+        assert!(sdp[video..data].contains("a=inactive\na=rtcp-mux\na=rtpmap:96 VP8/90000\n"));
+        assert!(sdp[data..].contains("a=mid:1\n"));
+    }
 }

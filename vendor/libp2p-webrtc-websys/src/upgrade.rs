@@ -33,13 +33,13 @@ async fn outbound_inner(
 
     let ufrag = libp2p_webrtc_utils::sdp::random_ufrag();
 
+    rtc_peer_connection.add_receive_buffer_video();
     let offer = rtc_peer_connection.create_offer().await?;
+    let offered = sdp::offered_sections(&offer);
     let munged_offer = sdp::offer(offer, &ufrag);
-    rtc_peer_connection
-        .set_local_description(munged_offer)
-        .await?;
+    rtc_peer_connection.set_local_description(munged_offer).await?;
 
-    let answer = sdp::answer(sock_addr, remote_fingerprint, &ufrag);
+    let answer = sdp::answer(sock_addr, remote_fingerprint, &ufrag, &offered);
     rtc_peer_connection.set_remote_description(answer).await?;
 
     let local_fingerprint = rtc_peer_connection.local_fingerprint()?;
