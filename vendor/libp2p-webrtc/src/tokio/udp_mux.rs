@@ -30,7 +30,6 @@ use std::{
 use async_trait::async_trait;
 use futures::{
     StreamExt,
-    channel::oneshot,
     future::{BoxFuture, FutureExt, OptionFuture},
     stream::FuturesUnordered,
 };
@@ -70,7 +69,7 @@ pub(crate) enum UDPMuxEvent {
 /// - It has been rewritten to work without locks and channels instead.
 /// - It reports previously unseen addresses instead of ignoring them.
 pub(crate) struct UDPMuxNewAddr {
-    udp_sock: UdpSocket,
+    udp_sock: Arc<UdpSocket>,
 
     listen_addr: SocketAddr,
 
@@ -86,8 +85,6 @@ pub(crate) struct UDPMuxNewAddr {
     /// `true` when UDP mux is closed.
     is_closed: bool,
 
-    send_buffer: Option<(Vec<u8>, SocketAddr, oneshot::Sender<Result<usize, Error>>)>,
-
     close_futures: FuturesUnordered<BoxFuture<'static, ()>>,
     write_future: OptionFuture<BoxFuture<'static, ()>>,
 
@@ -95,7 +92,6 @@ pub(crate) struct UDPMuxNewAddr {
     get_conn_command: req_res_chan::Receiver<String, Result<Arc<dyn Conn + Send + Sync>, Error>>,
     remove_conn_command: req_res_chan::Receiver<String, ()>,
     registration_command: req_res_chan::Receiver<(UDPMuxConn, SocketAddr), ()>,
-    send_command: req_res_chan::Receiver<(Vec<u8>, SocketAddr), Result<usize, Error>>,
 
     udp_mux_handle: Arc<UdpMuxHandle>,
     udp_mux_writer_handle: Arc<UdpMuxWriterHandle>,
@@ -117,12 +113,13 @@ impl UDPMuxNewAddr {
             tracing::debug!(%error, "could not enlarge the UDP receive buffer");
         }
 
-        let tokio_socket = UdpSocket::from_std(std_sock)?;
+        let tokio_socket = Arc::new(UdpSocket::from_std(std_sock)?);
         let listen_addr = tokio_socket.local_addr()?;
 
         let (udp_mux_handle, close_command, get_conn_command, remove_conn_command) =
             UdpMuxHandle::new();
-        let (udp_mux_writer_handle, registration_command, send_command) = UdpMuxWriterHandle::new();
+        let (udp_mux_writer_handle, registration_command) =
+            UdpMuxWriterHandle::new(tokio_socket.clone());
 
         Ok(Self {
             udp_sock: tokio_socket,
@@ -131,14 +128,12 @@ impl UDPMuxNewAddr {
             address_map: HashMap::default(),
             new_addrs: HashSet::default(),
             is_closed: false,
-            send_buffer: None,
             close_futures: FuturesUnordered::default(),
             write_future: OptionFuture::default(),
             close_command,
             get_conn_command,
             remove_conn_command,
             registration_command,
-            send_command,
             udp_mux_handle: Arc::new(udp_mux_handle),
             udp_mux_writer_handle: Arc::new(udp_mux_writer_handle),
         })
@@ -200,29 +195,6 @@ impl UDPMuxNewAddr {
         let mut recv_buf = [0u8; RECEIVE_MTU];
 
         loop {
-            // => Send data to target
-            match self.send_buffer.take() {
-                None => {
-                    if let Poll::Ready(Some(((buf, target), response))) =
-                        self.send_command.poll_next_unpin(cx)
-                    {
-                        self.send_buffer = Some((buf, target, response));
-                        continue;
-                    }
-                }
-                Some((buf, target, response)) => {
-                    match self.udp_sock.poll_send_to(cx, &buf, target) {
-                        Poll::Ready(result) => {
-                            let _ = response.send(result.map_err(|e| Error::Io(e.into())));
-                            continue;
-                        }
-                        Poll::Pending => {
-                            self.send_buffer = Some((buf, target, response));
-                        }
-                    }
-                }
-            }
-
             // => Register a new connection
             if let Poll::Ready(Some(((conn, addr), response))) =
                 self.registration_command.poll_next_unpin(cx)
@@ -489,29 +461,24 @@ impl UDPMux for UdpMuxHandle {
     }
 }
 
-/// Handle which utilizes [`req_res_chan`] to transmit commands from [`UDPMuxConn`] connections to
-/// [`UDPMuxNewAddr::poll`].
+/// Handle which utilizes [`req_res_chan`] to transmit registrations from [`UDPMuxConn`]
+/// connections to [`UDPMuxNewAddr::poll`], and sends their packets on the shared socket.
 pub(crate) struct UdpMuxWriterHandle {
     registration_channel: req_res_chan::Sender<(UDPMuxConn, SocketAddr), ()>,
-    send_channel: req_res_chan::Sender<(Vec<u8>, SocketAddr), Result<usize, Error>>,
+    socket: Arc<UdpSocket>,
 }
 
 impl UdpMuxWriterHandle {
-    /// Returns a new `UdpMuxWriterHandle` and `registration`, `send` receivers.
-    fn new() -> (
-        Self,
-        req_res_chan::Receiver<(UDPMuxConn, SocketAddr), ()>,
-        req_res_chan::Receiver<(Vec<u8>, SocketAddr), Result<usize, Error>>,
-    ) {
-        let (sender1, receiver1) = req_res_chan::new(1);
-        let (sender2, receiver2) = req_res_chan::new(1);
+    /// Returns a new `UdpMuxWriterHandle` and the `registration` receiver.
+    fn new(socket: Arc<UdpSocket>) -> (Self, req_res_chan::Receiver<(UDPMuxConn, SocketAddr), ()>) {
+        let (sender, receiver) = req_res_chan::new(1);
 
         let this = Self {
-            registration_channel: sender1,
-            send_channel: sender2,
+            registration_channel: sender,
+            socket,
         };
 
-        (this, receiver1, receiver2)
+        (this, receiver)
     }
 }
 
@@ -533,14 +500,15 @@ impl UDPMuxWriter for UdpMuxWriterHandle {
         tracing::debug!(address=%addr, connection=%conn.key(), "Registered address for connection");
     }
 
+    /// syncscope patch: sends on the socket from the writer's own task. Upstream copied every
+    /// packet into a channel to the listener's task (the swarm's, which polls the listener),
+    /// which sent it and answered over a oneshot: two task wake-ups and a copy per packet, all
+    /// in one task shared by every connection.
     async fn send_to(&self, buf: &[u8], target: &SocketAddr) -> Result<usize, Error> {
-        let bytes_written = self
-            .send_channel
-            .send((buf.to_owned(), target.to_owned()))
+        self.socket
+            .send_to(buf, *target)
             .await
-            .map_err(|e| Error::Io(e.into()))??;
-
-        Ok(bytes_written)
+            .map_err(|e| Error::Io(e.into()))
     }
 }
 
