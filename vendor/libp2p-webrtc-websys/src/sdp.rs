@@ -21,8 +21,9 @@ pub(crate) fn answer(
 #[derive(Debug, PartialEq)]
 pub(crate) struct OfferedSection {
     mid: String,
-    /// For a video section: its first payload type and that type's `rtpmap` value.
-    video: Option<(String, String)>,
+    /// For a video section: its first payload type and that type's `rtpmap` value, which a
+    /// static payload type (RFC 3551) may go without.
+    video: Option<(String, Option<String>)>,
 }
 
 /// syncscope patch: the offer's m-sections, in order.
@@ -33,7 +34,7 @@ pub(crate) fn offered_sections(offer: &str) -> Vec<OfferedSection> {
             let video = media
                 .strip_prefix("video ")
                 .and_then(|rest| rest.split(' ').nth(2))
-                .map(|pt| (pt.to_owned(), String::new()));
+                .map(|pt| (pt.to_owned(), None));
             sections.push(OfferedSection { mid: String::new(), video });
         } else if let Some(section) = sections.last_mut() {
             if let Some(mid) = line.strip_prefix("a=mid:") {
@@ -41,7 +42,7 @@ pub(crate) fn offered_sections(offer: &str) -> Vec<OfferedSection> {
             } else if let Some((pt, rtpmap)) = section.video.as_mut() {
                 let map = line.strip_prefix("a=rtpmap:").and_then(|l| l.split_once(' '));
                 if let Some((_, value)) = map.filter(|(p, _)| p == pt) {
-                    *rtpmap = value.to_owned();
+                    *rtpmap = Some(value.to_owned());
                 }
             }
         }
@@ -91,7 +92,10 @@ fn server_description(
         ));
         sdp.push_str(&match video {
             None => "a=sctp-port:5000\na=max-message-size:16384\n".to_owned(),
-            Some((pt, rtpmap)) => format!("a=inactive\na=rtcp-mux\na=rtpmap:{pt} {rtpmap}\n"),
+            Some((pt, rtpmap)) => {
+                let rtpmap = rtpmap.as_ref().map(|value| format!("a=rtpmap:{pt} {value}\n"));
+                format!("a=inactive\na=rtcp-mux\n{}", rtpmap.unwrap_or_default())
+            }
         });
     }
     sdp
@@ -149,7 +153,10 @@ mod tests {
         assert_eq!(
             offered_sections(OFFER),
             vec![
-                OfferedSection { mid: "0".into(), video: Some(("96".into(), "VP8/90000".into())) },
+                OfferedSection {
+                    mid: "0".into(),
+                    video: Some(("96".into(), Some("VP8/90000".into())))
+                },
                 OfferedSection { mid: "1".into(), video: None },
             ]
         );
@@ -167,5 +174,17 @@ mod tests {
         assert_eq!(sdp.matches("a=candidate:").count(), 2);
         assert!(sdp[video..data].contains("a=inactive\na=rtcp-mux\na=rtpmap:96 VP8/90000\n"));
         assert!(sdp[data..].contains("a=mid:1\n"));
+    }
+
+    #[test]
+    fn a_static_payload_type_without_rtpmap_gets_none() {
+        let offer = OFFER.replace("96 97 98", "34 97").replace("a=rtpmap:96 VP8/90000\r\n", "");
+        let offered = offered_sections(&offer);
+        assert_eq!(offered[0].video, Some(("34".into(), None)));
+        let addr = "127.0.0.1:4000".parse().unwrap();
+        let sdp = server_description(addr, Fingerprint::raw([7; 32]), "u", &offered);
+        assert!(sdp.contains("m=video 4000 UDP/TLS/RTP/SAVPF 34\n"));
+        assert!(sdp.contains("a=inactive\na=rtcp-mux\nm=application"));
+        assert!(!sdp.contains("a=rtpmap"));
     }
 }
