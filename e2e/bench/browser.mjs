@@ -38,6 +38,9 @@ const CASES = [
   { name: 'page_busy_pct_fetch_webrtc_direct', unit: '%', step: ['fetch_webrtc-direct'], read: (r) => r['fetch_webrtc-direct']?.pageBusyPct },
   { name: 'relay_cpu_pct_fetch_ws', unit: '%', step: ['fetch_ws'], read: (r) => r.fetch_ws?.relayCpuPct },
   { name: 'relay_cpu_pct_fetch_webrtc_direct', unit: '%', step: ['fetch_webrtc-direct'], read: (r) => r['fetch_webrtc-direct']?.relayCpuPct },
+  // The same per byte, to set beside relay_cpu_s_per_gb_b2b_*: the relay's cost of each path.
+  { name: 'relay_cpu_s_per_gb_fetch_ws', unit: 's/GB', step: ['fetch_ws'], read: (r) => relayCpuPerGb(r.fetch_ws) },
+  { name: 'relay_cpu_s_per_gb_fetch_webrtc_direct', unit: 's/GB', step: ['fetch_webrtc-direct'], read: (r) => relayCpuPerGb(r['fetch_webrtc-direct']) },
   // What the page's own messages cost it: each WebSocket send is an IPC to the browser process,
   // which blocks the page for milliseconds now and then on a busy machine.
   { name: 'fetch_ws_page_sends', unit: 'messages', step: ['fetch_ws'], read: (r) => r.fetch_ws?.sends.count },
@@ -152,6 +155,7 @@ const stepSummary = (m) => {
   return `${(m.elapsedMs / 1000).toFixed(2)} s${split}`;
 };
 const perSecond = (m) => m && m.count / (m.elapsedMs / 1000);
+const relayCpuPerGb = (m) => m?.relayCpuPct === undefined ? undefined : (m.relayCpuPct / 100) * (m.elapsedMs / 1000) / (m.bytes / 1e9);
 const ratio = (a, b) => (a === undefined || b === undefined ? undefined : a / b);
 
 // Every main-thread task over 50 ms, from the page's first script on.
@@ -538,7 +542,8 @@ as a returning visitor's (its code comes compiled and warmed from the first visi
 ratios pair a fetch with the ceiling of the same run. fetch_ws_page_send*: the page's WebSocket.send() calls during
 fetch_ws (window updates, wants) and the main-thread time spent inside them. page_busy_pct_*: the page's main-thread task time
 (CDP's Performance.getMetrics, sampled every 100 ms) as a share of the fetch's time; relay_cpu_pct_*: the relay process's CPU time
-(/proc, its seed peers included) over the same window, as a share of one core. fetch_ws keeps its blocks in IndexedDB, the page's default;
+(/proc, its seed peers included) over the same window, as a share of one core; relay_cpu_s_per_gb_fetch_*: that CPU time
+per GB fetched. fetch_ws keeps its blocks in IndexedDB, the page's default;
 fetch_ws_memory is the same with ?store=memory. pullsync_ws: a page that joins with an empty store and nothing to fetch pulls
 every Swarm chunk of the demo content from the seeds over ws, from its connection until the seeds sent their last chunk (their
 /metrics; none for 4 s after it), counted as 4 KiB per chunk; pullsync_chunks_ws: the chunks they sent. idb_put_*: incompressible blocks put through the node's IndexedDB store into a fresh
