@@ -11,7 +11,8 @@
 //! moved a third more data to such a page than 24 did, but halved what reached a page
 //! without one (832 datagrams dropped in two probes). So the cap starts at what the smallest
 //! buffer holds, grows by one packet for every flight acknowledged while the cap held the
-//! sender back, and after the first loss settles a quarter below where the loss happened.
+//! sender back, and at the first loss settles a quarter below where the loss happened: it no
+//! longer grows, and each later loss lowers it by a quarter again, down to the floor.
 
 /// Packets in flight that Chromium's smallest WebRTC receive buffer holds.
 pub(crate) const LOOPBACK_MIN_FLIGHT: u32 = 24;
@@ -23,7 +24,7 @@ pub(crate) const LOOPBACK_MAX_FLIGHT: u32 = 80;
 pub(crate) struct FlightCap {
     packets: u32,
     mtu: u32,
-    /// Set by the first loss: the cap then stays where it settled.
+    /// Set by the first loss: the cap then no longer grows.
     settled: bool,
     /// Whether a send stopped at the cap since the cap last grew: growing a cap the sender
     /// never reached would learn nothing about the receiver.
@@ -63,7 +64,6 @@ impl FlightCap {
     pub(crate) fn on_loss(&mut self) {
         self.packets = (self.packets * 3 / 4).max(LOOPBACK_MIN_FLIGHT);
         self.settled = true;
-        self.acked = 0;
     }
 }
 
