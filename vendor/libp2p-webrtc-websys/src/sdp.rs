@@ -21,9 +21,20 @@ pub(crate) fn answer(
 #[derive(Debug, PartialEq)]
 pub(crate) struct OfferedSection {
     mid: String,
-    /// For a video section: its first payload type and that type's `rtpmap` value, which a
+    kind: SectionKind,
+}
+
+/// syncscope patch: what the answer does with an offered section.
+#[derive(Debug, PartialEq)]
+enum SectionKind {
+    /// The data channels' section, the only one that carries anything.
+    DataChannels,
+    /// The video section, with its first payload type and that type's `rtpmap` value, which a
     /// static payload type (RFC 3551) may go without.
-    video: Option<(String, Option<String>)>,
+    Video { pt: String, rtpmap: Option<String> },
+    /// Any other section (audio, a second application section), answered as rejected: its
+    /// `m=` line again with port 0 (RFC 3264, section 6), and left out of the bundle.
+    Rejected { media_line: String },
 }
 
 /// syncscope patch: the offer's m-sections, in order.
@@ -31,15 +42,13 @@ pub(crate) fn offered_sections(offer: &str) -> Vec<OfferedSection> {
     let mut sections: Vec<OfferedSection> = Vec::new();
     for line in offer.lines() {
         if let Some(media) = line.strip_prefix("m=") {
-            let video = media
-                .strip_prefix("video ")
-                .and_then(|rest| rest.split(' ').nth(2))
-                .map(|pt| (pt.to_owned(), None));
-            sections.push(OfferedSection { mid: String::new(), video });
+            let kind =
+                section_kind(media, sections.iter().any(|s| s.kind == SectionKind::DataChannels));
+            sections.push(OfferedSection { mid: String::new(), kind });
         } else if let Some(section) = sections.last_mut() {
             if let Some(mid) = line.strip_prefix("a=mid:") {
                 section.mid = mid.to_owned();
-            } else if let Some((pt, rtpmap)) = section.video.as_mut() {
+            } else if let SectionKind::Video { pt, rtpmap } = &mut section.kind {
                 let map = line.strip_prefix("a=rtpmap:").and_then(|l| l.split_once(' '));
                 if let Some((_, value)) = map.filter(|(p, _)| p == pt) {
                     *rtpmap = Some(value.to_owned());
@@ -48,6 +57,21 @@ pub(crate) fn offered_sections(offer: &str) -> Vec<OfferedSection> {
         }
     }
     sections
+}
+
+/// The kind of section an `m=` line's value (`<media> <port> <proto> <fmt> ...`) opens.
+fn section_kind(media: &str, has_data_channels: bool) -> SectionKind {
+    let fields: Vec<&str> = media.split(' ').collect();
+    match fields.as_slice() {
+        ["application", _, "UDP/DTLS/SCTP", "webrtc-datachannel"] if !has_data_channels => {
+            SectionKind::DataChannels
+        }
+        ["video", _, _, pt, ..] => SectionKind::Video { pt: (*pt).to_owned(), rtpmap: None },
+        [kind, _, rest @ ..] => {
+            SectionKind::Rejected { media_line: format!("m={kind} 0 {}", rest.join(" ")) }
+        }
+        _ => SectionKind::Rejected { media_line: format!("m={media}") },
+    }
 }
 
 /// syncscope patch: `libp2p_webrtc_utils::sdp::answer`'s description, written with `format!`.
@@ -64,7 +88,8 @@ fn server_description(
     let ip_version = if addr.is_ipv4() { "IP4" } else { "IP6" };
     let (ip, port) = (addr.ip(), addr.port());
     let (algorithm, value) = (fingerprint.algorithm(), fingerprint.to_sdp_format());
-    let mids: Vec<&str> = offered.iter().map(|s| s.mid.as_str()).collect();
+    let bundled = offered.iter().filter(|s| !matches!(s.kind, SectionKind::Rejected { .. }));
+    let mids: Vec<&str> = bundled.map(|s| s.mid.as_str()).collect();
     let mut sdp = format!(
         "v=0\n\
          o=- 0 0 IN {ip_version} {ip}\n\
@@ -74,13 +99,27 @@ fn server_description(
          a=group:BUNDLE {mids}\n",
         mids = mids.join(" ")
     );
-    for OfferedSection { mid, video } in offered {
-        sdp.push_str(&match video {
-            None => format!("m=application {port} UDP/DTLS/SCTP webrtc-datachannel\n"),
-            Some((pt, _)) => format!("m=video {port} UDP/TLS/RTP/SAVPF {pt}\n"),
-        });
+    for OfferedSection { mid, kind } in offered {
+        let (media_line, attributes) = match kind {
+            SectionKind::DataChannels => (
+                format!("m=application {port} UDP/DTLS/SCTP webrtc-datachannel"),
+                "a=sctp-port:5000\na=max-message-size:16384\n".to_owned(),
+            ),
+            SectionKind::Video { pt, rtpmap } => {
+                let rtpmap = rtpmap.as_ref().map(|value| format!("a=rtpmap:{pt} {value}\n"));
+                (
+                    format!("m=video {port} UDP/TLS/RTP/SAVPF {pt}"),
+                    format!("a=inactive\na=rtcp-mux\n{}", rtpmap.unwrap_or_default()),
+                )
+            }
+            SectionKind::Rejected { media_line } => {
+                sdp.push_str(&format!("{media_line}\nc=IN {ip_version} {ip}\na=mid:{mid}\n"));
+                continue;
+            }
+        };
         sdp.push_str(&format!(
-            "c=IN {ip_version} {ip}\n\
+            "{media_line}\n\
+             c=IN {ip_version} {ip}\n\
              a=mid:{mid}\n\
              a=ice-options:ice2\n\
              a=ice-ufrag:{ufrag}\n\
@@ -88,15 +127,9 @@ fn server_description(
              a=fingerprint:{algorithm} {value}\n\
              a=setup:passive\n\
              a=candidate:1467250027 1 UDP 1467250027 {ip} {port} typ host\n\
-             a=end-of-candidates\n"
+             a=end-of-candidates\n\
+             {attributes}"
         ));
-        sdp.push_str(&match video {
-            None => "a=sctp-port:5000\na=max-message-size:16384\n".to_owned(),
-            Some((pt, rtpmap)) => {
-                let rtpmap = rtpmap.as_ref().map(|value| format!("a=rtpmap:{pt} {value}\n"));
-                format!("a=inactive\na=rtcp-mux\n{}", rtpmap.unwrap_or_default())
-            }
-        });
     }
     sdp
 }
@@ -155,9 +188,9 @@ mod tests {
             vec![
                 OfferedSection {
                     mid: "0".into(),
-                    video: Some(("96".into(), Some("VP8/90000".into())))
+                    kind: SectionKind::Video { pt: "96".into(), rtpmap: Some("VP8/90000".into()) }
                 },
-                OfferedSection { mid: "1".into(), video: None },
+                OfferedSection { mid: "1".into(), kind: SectionKind::DataChannels },
             ]
         );
     }
@@ -180,11 +213,44 @@ mod tests {
     fn a_static_payload_type_without_rtpmap_gets_none() {
         let offer = OFFER.replace("96 97 98", "34 97").replace("a=rtpmap:96 VP8/90000\r\n", "");
         let offered = offered_sections(&offer);
-        assert_eq!(offered[0].video, Some(("34".into(), None)));
+        assert_eq!(offered[0].kind, SectionKind::Video { pt: "34".into(), rtpmap: None });
         let addr = "127.0.0.1:4000".parse().unwrap();
         let sdp = server_description(addr, Fingerprint::raw([7; 32]), "u", &offered);
         assert!(sdp.contains("m=video 4000 UDP/TLS/RTP/SAVPF 34\n"));
         assert!(sdp.contains("a=inactive\na=rtcp-mux\nm=application"));
         assert!(!sdp.contains("a=rtpmap"));
+    }
+
+    #[test]
+    fn other_sections_are_rejected_and_left_out_of_the_bundle() {
+        let audio = "m=audio 9 UDP/TLS/RTP/SAVPF 111 0\r\nc=IN IP4 0.0.0.0\r\na=mid:2\r\n\
+            a=rtpmap:111 opus/48000/2\r\n\
+            m=application 9 UDP/DTLS/SCTP webrtc-datachannel\r\na=mid:3\r\n";
+        let offered = offered_sections(&format!("{OFFER}{audio}"));
+        assert_eq!(
+            offered[2..],
+            [
+                OfferedSection {
+                    mid: "2".into(),
+                    kind: SectionKind::Rejected {
+                        media_line: "m=audio 0 UDP/TLS/RTP/SAVPF 111 0".into()
+                    }
+                },
+                OfferedSection {
+                    mid: "3".into(),
+                    kind: SectionKind::Rejected {
+                        media_line: "m=application 0 UDP/DTLS/SCTP webrtc-datachannel".into()
+                    }
+                },
+            ]
+        );
+        let addr = "127.0.0.1:4000".parse().unwrap();
+        let sdp = server_description(addr, Fingerprint::raw([7; 32]), "u", &offered);
+        assert!(sdp.contains("a=group:BUNDLE 0 1\n"));
+        assert!(sdp.ends_with(
+            "m=audio 0 UDP/TLS/RTP/SAVPF 111 0\nc=IN IP4 127.0.0.1\na=mid:2\n\
+             m=application 0 UDP/DTLS/SCTP webrtc-datachannel\nc=IN IP4 127.0.0.1\na=mid:3\n"
+        ));
+        assert_eq!(sdp.matches("a=candidate:").count(), 2);
     }
 }
