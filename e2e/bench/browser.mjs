@@ -66,7 +66,7 @@ const CASES = [
   { name: 'b2b_webrtc', unit: 'MB/s', step: ['b2b_webrtc'], read: (r) => mbps(r.b2b_webrtc) },
   { name: 'b2b_webrtc_ratio_to_datachannel', unit: 'ratio', step: ['b2b_webrtc', 'b2b_datachannel'], read: (r) => ratio(mbps(r.b2b_webrtc), mbps(r.b2b_datachannel)) },
   { name: 'b2b_relay_bytes_pct', unit: '%', step: ['b2b_webrtc'], read: (r) => r.b2b_webrtc && (100 * r.b2b_webrtc.relayed) / r.b2b_webrtc.bytes },
-  { name: 'relay_cpu_s_per_gb_b2b_circuit', unit: 's/GB', step: ['b2b_circuit'], read: (r) => r.b2b_circuit && r.b2b_circuit.relayCpuS / (r.b2b_circuit.bytes / 1e9) },
+  { name: 'relay_cpu_s_per_gb_b2b_circuit', unit: 's/GB', step: ['b2b_circuit'], read: (r) => relayCpuPerGb(r.b2b_circuit) },
   // From dialling to the fetch's first byte (see `fetchOnce` and `b2bFetch` for where each
   // starts and ends).
   { name: 'dial_to_first_byte_ms_ws', unit: 'ms', step: ['fetch_ws'], read: (r) => r.fetch_ws?.firstByteMs },
@@ -78,7 +78,7 @@ const CASES = [
   // may still be done sooner here.
   { name: 'dial_to_done_ms_ws', unit: 'ms', step: ['fetch_ws'], read: (r) => r.fetch_ws?.doneMs },
   { name: 'dial_to_done_ms_ws_1seed', unit: 'ms', step: ['fetch_ws_1seed'], read: (r) => r.fetch_ws_1seed?.doneMs },
-  { name: 'relay_cpu_s_per_gb_b2b_webrtc', unit: 's/GB', step: ['b2b_webrtc'], read: (r) => r.b2b_webrtc && r.b2b_webrtc.relayCpuS / (r.b2b_webrtc.bytes / 1e9) },
+  { name: 'relay_cpu_s_per_gb_b2b_webrtc', unit: 's/GB', step: ['b2b_webrtc'], read: (r) => relayCpuPerGb(r.b2b_webrtc) },
 ];
 
 const B2B_BYTES = 16 << 20;
@@ -155,7 +155,7 @@ const stepSummary = (m) => {
   return `${(m.elapsedMs / 1000).toFixed(2)} s${split}`;
 };
 const perSecond = (m) => m && m.count / (m.elapsedMs / 1000);
-const relayCpuPerGb = (m) => m?.relayCpuPct === undefined ? undefined : (m.relayCpuPct / 100) * (m.elapsedMs / 1000) / (m.bytes / 1e9);
+const relayCpuPerGb = (m) => m?.relayCpuS === undefined ? undefined : m.relayCpuS / (m.bytes / 1e9);
 const ratio = (a, b) => (a === undefined || b === undefined ? undefined : a / b);
 
 // Every main-thread task over 50 ms, from the page's first script on.
@@ -269,7 +269,10 @@ function loadSampler(page, relay) {
       const within = samples.filter((s) => s.at >= end - ms / 1000 && s.at <= end);
       const [first, last] = [within[0], within.at(-1)];
       const pct = (key) => (within.length < 2 ? undefined : (100 * (last[key] - first[key])) / (last.at - first.at));
-      return { pageBusyPct: pct('task'), relayCpuPct: pct('relay') };
+      const relayCpuPct = pct('relay');
+      // The relay's CPU seconds over the whole window, at the share of a core sampled within it.
+      const relayCpuS = relayCpuPct === undefined ? undefined : (relayCpuPct / 100) * (ms / 1000);
+      return { pageBusyPct: pct('task'), relayCpuPct, relayCpuS };
     },
   };
 }
