@@ -2,6 +2,7 @@
 // headless Chromium. The ceiling is a plain RTCDataChannel between them; the transfers are a
 // Bitswap fetch of a file one page shares, through the relay's circuit or over direct WebRTC,
 // with the bytes and CPU time the relay spent meanwhile.
+import { cpuSecondsBetween } from '../lib/relay.mjs';
 import { circuitsClosed, pickRandomFile, relayedBytes } from '../lib/share.mjs';
 
 const DIRECT = 'direct (WebRTC)';
@@ -96,7 +97,7 @@ export async function b2bFetch(browser, relay, size, direct) {
     // The page shows "direct" as the WebRTC connection comes up, and its circuit closes some
     // 50 ms later; a fetch started in between sends its first blocks over the circuit.
     if (direct) await circuitsClosed(relay);
-    const [bytesBefore, cpuBefore] = [await relayedBytes(relay), relay.cpuSeconds()];
+    const [bytesBefore, cpuBefore] = [await relayedBytes(relay), relay.cpuSnapshot()];
     await b.evaluate(`(() => {
       const input = document.querySelector('[data-testid="cid-input"]');
       input.value = ${JSON.stringify(cid)};
@@ -106,7 +107,7 @@ export async function b2bFetch(browser, relay, size, direct) {
     await b.waitFor('[data-testid="fetch-done"], [data-testid="transfer-error"]', TIMEOUT);
     if (await b.isPresent('[data-testid="transfer-error"]')) throw new Error(await b.text('[data-testid="transfer-error"]'));
     const relayed = (await relayedBytes(relay)) - bytesBefore;
-    const relayCpuS = relay.cpuSeconds() - cpuBefore;
+    const relayCpuS = cpuSecondsBetween(cpuBefore, relay.cpuSnapshot());
     const done = '[data-testid="fetch-done"]';
     const bytes = Number(await b.attr(done, 'bytes'));
     if (bytes !== size) throw new Error(`fetched ${bytes} bytes where ${size} were shared`);

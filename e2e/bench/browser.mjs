@@ -6,7 +6,7 @@
 import { parseArgs } from 'node:util';
 
 import { launchCdpBrowser } from '../lib/cdp.mjs';
-import { startRelay } from '../lib/relay.mjs';
+import { cpuSecondsBetween, startRelay } from '../lib/relay.mjs';
 import { seedChunksSent } from '../lib/share.mjs';
 import { b2bFetch, dataChannelCeiling } from './b2b.mjs';
 import { printProfile, profileFetchAndCeiling } from './profile.mjs';
@@ -251,7 +251,7 @@ function loadSampler(page, relay) {
     while (!stopped) {
       const { metrics } = await page.send('Performance.getMetrics');
       const task = metrics.find((m) => m.name === 'TaskDuration')?.value;
-      samples.push({ at: performance.now() / 1000, task, relay: relay.cpuSeconds() });
+      samples.push({ at: performance.now() / 1000, task, relay: relay.cpuSnapshot() });
       await delay(SAMPLE_MS);
     }
   })().catch((e) => {
@@ -268,11 +268,11 @@ function loadSampler(page, relay) {
       if (failure) throw failure;
       const within = samples.filter((s) => s.at >= end - ms / 1000 && s.at <= end);
       const [first, last] = [within[0], within.at(-1)];
-      const pct = (key) => (within.length < 2 ? undefined : (100 * (last[key] - first[key])) / (last.at - first.at));
-      const relayCpuPct = pct('relay');
+      const pct = (spent) => (within.length < 2 ? undefined : (100 * spent(first, last)) / (last.at - first.at));
+      const relayCpuPct = pct((a, b) => cpuSecondsBetween(a.relay, b.relay));
       // The relay's CPU seconds over the whole window, at the share of a core sampled within it.
       const relayCpuS = relayCpuPct === undefined ? undefined : (relayCpuPct / 100) * (ms / 1000);
-      return { pageBusyPct: pct('task'), relayCpuPct, relayCpuS };
+      return { pageBusyPct: pct((a, b) => b.task - a.task), relayCpuPct, relayCpuS };
     },
   };
 }
@@ -545,7 +545,7 @@ as a returning visitor's (its code comes compiled and warmed from the first visi
 ratios pair a fetch with the ceiling of the same run. fetch_ws_page_send*: the page's WebSocket.send() calls during
 fetch_ws (window updates, wants) and the main-thread time spent inside them. page_busy_pct_*: the page's main-thread task time
 (CDP's Performance.getMetrics, sampled every 100 ms) as a share of the fetch's time; relay_cpu_pct_*: the relay process's CPU time
-(/proc, its seed peers included) over the same window, as a share of one core; relay_cpu_s_per_gb_fetch_*: that CPU time
+(each thread's /proc/PID/task/TID/schedstat, its seed peers included) over the same window, as a share of one core; relay_cpu_s_per_gb_fetch_*: that CPU time
 per GB fetched. fetch_ws keeps its blocks in IndexedDB, the page's default;
 fetch_ws_memory is the same with ?store=memory. pullsync_ws: a page that joins with an empty store and nothing to fetch pulls
 every Swarm chunk of the demo content from the seeds over ws, from its connection until the seeds sent their last chunk (their
@@ -554,7 +554,7 @@ database (20,000 x 4 KiB, 256 x 256 KiB), all issued at once and grouped by the 
 resume_refetched_blocks: a 32 MiB fetch from one seed (a third relay) reloaded after 16 MiB; the blocks the store held at
 the reload that the resumed fetch did not take from it. b2b_*: two fresh pages in one browser, on a fourth relay without seeds; one shares 16 MiB, the other
 fetches it through the relay's circuit (?direct=off) or over direct WebRTC once connected so; the relay's circuit bytes and CPU
-time (/proc) are read just before and after the fetch. ceiling_b2b_datachannel: a plain RTCDataChannel between two such pages,
+time (per thread, as above) are read just before and after the fetch. ceiling_b2b_datachannel: a plain RTCDataChannel between two such pages,
 16 MiB in 16 KiB messages (the spec framing's largest), paused at 64 KiB buffered as the node's channels are. MB/s = 10^6 B/s.
 Median, min and max over the runs where the case completed (n); failed counts the rest.`);
 for (const e of errors) console.log(`failed: ${e}`);

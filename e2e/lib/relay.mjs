@@ -1,12 +1,20 @@
 // Starts the real relay binary on free ports with a throw-away data directory.
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 
 const READY = /syncscope relay ready: (http:\/\/\S+)/;
-const TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim());
+
+/** The CPU seconds the threads of snapshot `after` spent since snapshot `before` (a thread new in
+    `after` counts from zero). A thread that ended in between is left out: tokio ends a thread of
+    its blocking pool after 10 s without work, so such a thread rarely ran in the window. */
+export function cpuSecondsBetween(before, after) {
+  let ns = 0;
+  for (const [tid, t] of after) ns += t - (before.get(tid) ?? 0);
+  return ns / 1e9;
+}
 
 // A debug relay takes about 36 s to prepare 16 MiB of demo content for three seeds (hashing at
 // opt-level 0): `readyMs` allows for that.
@@ -34,11 +42,19 @@ export async function startRelay({ bin, dist, args = ['--seed-peers', '2', '--se
     url,
     log,
     dataDir,
-    /** The relay process's user and system CPU time so far, seed peers included, in seconds. */
-    cpuSeconds() {
-      const stat = readFileSync(`/proc/${child.pid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+    /** The relay process's CPU time so far (seed peers included), as a snapshot for
+        [`cpuSecondsBetween`]: each thread's time on a CPU in nanoseconds (`schedstat`). The
+        process's `stat` counts in 10 ms ticks, and a 16 MiB transfer took the relay 7 to 10. */
+    cpuSnapshot() {
+      const snapshot = new Map();
+      for (const tid of readdirSync(`/proc/${child.pid}/task`)) {
+        try {
+          snapshot.set(tid, Number(readFileSync(`/proc/${child.pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]));
+        } catch {
+          // The thread ended while the folder was read.
+        }
+      }
+      return snapshot;
     },
     /** The libp2p addresses the relay printed, each ending in its peer id. */
     addrs: printed.filter((l) => l.startsWith('libp2p: ')).map((l) => l.slice('libp2p: '.length)),
