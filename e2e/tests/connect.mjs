@@ -51,6 +51,27 @@ export default {
     expect(Number(await done.getAttribute('data-bytes')), 'bytes from the relay').toBe(32 << 20);
   },
 
+  'the charts sample as often as ?sample= asks, and an interval out of range is reported in words': async ({ page, relay }) => {
+    await page.goto(`${relay.url}?transport=ws&sample=250ms`);
+    await page.getByTestId('status').filter({ hasText: 'connected to the relay' }).waitFor({ timeout: 30_000 });
+    expect(await page.getByTestId('sampling').textContent(), 'sampling').toMatch(/sampled every 250 ms/);
+    await page.waitForTimeout(2_000);
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.locator('[data-testid="throughput"] button', { hasText: 'CSV' }).click(),
+    ]);
+    const rows = (await (await import('node:fs/promises')).readFile(await download.path(), 'utf8')).trim().split('\n').slice(1);
+    const seconds = rows.map((row) => Number(row.split(',')[0]));
+    // Once a second would give 2 or 3 rows by now.
+    expect(seconds.length, 'samples in the CSV').toBeAtLeast(8);
+    const gaps = seconds.slice(1).map((t, i) => t - seconds[i]);
+    expect(Math.max(...gaps), 'longest gap between samples, s').toBeAtMost(0.6);
+
+    await page.goto(`${relay.url}?transport=ws&sample=5ms`);
+    await page.getByTestId('status').filter({ hasText: 'error' }).waitFor({ timeout: 15_000 });
+    expect(await page.getByTestId('status').textContent(), 'status').toMatch(/\?sample=5ms: expected an interval from 100 ms to 60 s/);
+  },
+
   'a malformed probe parameter is reported in words': async ({ page, relay }) => {
     await page.goto(`${relay.url}?transport=ws&probe=moon`);
     const error = page.getByTestId('probe-error');

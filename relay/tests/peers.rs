@@ -1,5 +1,6 @@
 //! Native peers: the relay's own seed peers serve deterministic demo content, and
-//! `syncscope-relay peer` processes on "other hosts" serve and fetch files through the relay.
+//! `syncscope-relay peer` processes on "other hosts" serve and fetch files through the relay; a
+//! node reports its counters as often as it is told.
 #![allow(clippy::unwrap_used)] // helpers outside #[test] fns too (rust-clippy#11119)
 
 mod common;
@@ -10,8 +11,9 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use common::{http_get, node, temp_dir, wait_for, Relay};
+use futures::StreamExt;
 use syncscope_node::content::import_demo;
-use syncscope_node::node::{FetchUpdate, NodeEvent, TransportKind};
+use syncscope_node::node::{self, FetchUpdate, NodeConfig, NodeEvent, TransportKind};
 use syncscope_node::store::{BlockStore, DiskBlockStore};
 
 fn sum_metric(text: &str, name: &str) -> f64 {
@@ -242,4 +244,17 @@ fn a_damaged_store_stops_the_peer_with_a_clear_error_until_it_is_rebuilt() {
     rebuilt.kill().unwrap();
     rebuilt.wait().unwrap();
     assert_eq!(std::fs::read(data_dir.join("blocks.redb.corrupt")).unwrap(), b"half a database");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_node_reports_its_counters_at_the_interval_it_is_given() {
+    let config = NodeConfig::without_relay().with_stats_every(Duration::from_millis(100));
+    let mut handle = node::start(config).await.unwrap();
+    let until = tokio::time::Instant::now() + Duration::from_secs(1);
+    let mut reports = 0;
+    while let Ok(event) = tokio::time::timeout_at(until, handle.events.next()).await {
+        reports += usize::from(matches!(event.expect("node stopped"), NodeEvent::Stats(_)));
+    }
+    // 10 at 100 ms; the default second would give 1.
+    assert!((5..=11).contains(&reports), "{reports} reports in 1 s at 100 ms");
 }

@@ -2,7 +2,7 @@
 
 use leptos::prelude::*;
 use syncscope_node::net::PeerId;
-use syncscope_node::node::RoomMember;
+use syncscope_node::node::{RoomMember, DEFAULT_STATS_EVERY};
 use syncscope_node::store::Manifest;
 
 use crate::chart::Chart;
@@ -415,12 +415,22 @@ fn read_chosen_file(
     });
 }
 
+/// What the charts show and how often they are sampled.
+fn sampling_words() -> String {
+    let every = config::stats_every_from_url().unwrap_or(DEFAULT_STATS_EVERY);
+    format!(
+        "Exact differences of the node's counters over each interval, as rates per second, \
+         sampled every {} (?sample=250ms samples faster).",
+        config::interval_words(every)
+    )
+}
+
 #[component]
 fn ProtocolPanel(charts: RateCharts) -> impl IntoView {
     view! {
         <section class="panel" aria-label="protocols">
             <h2>"What the protocols do"</h2>
-            <p class="muted">"Exact per-second differences of the node's counters, sampled every second."</p>
+            <p class="muted" data-testid="sampling">{sampling_words()}</p>
             <div class="charts">
                 <Chart title="Data received" unit="MB/s" file="throughput" series=charts.throughput />
                 <Chart title="Blocks and chunks received" unit="per second" file="items" series=charts.items />

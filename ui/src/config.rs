@@ -1,7 +1,9 @@
 //! `/config.json`, served by the relay: who the relay is and how to reach it.
 
+use std::time::Duration;
+
 use syncscope_node::net::webrtc::DirectWebRtcConfig;
-use syncscope_node::node::RelayAddress;
+use syncscope_node::node::{RelayAddress, DEFAULT_STATS_EVERY};
 use syncscope_node::{PageConfig, RelayTransport};
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
@@ -22,6 +24,49 @@ pub fn transports_from_url() -> Result<Vec<RelayTransport>, String> {
     match url_param("transport") {
         Some(t) => Ok(vec![t.parse().map_err(|e| format!("?transport={t}: {e}"))?]),
         None => Ok(TRANSPORT_PREFERENCE.to_vec()),
+    }
+}
+
+/// Shortest and longest `?sample=` intervals: faster than 10 a second, the page would spend more
+/// on its charts than a fetch can spare; slower than a minute, the 1 min window would be empty.
+const SAMPLE_RANGE: (Duration, Duration) = (Duration::from_millis(100), Duration::from_secs(60));
+
+/// How often the node reports its counters, and so the charts' resolution: `?sample=` (such as
+/// `250ms` or `2s`), a second by default. A shared link keeps it, so the other side charts the
+/// experiment at the same resolution.
+pub fn stats_every_from_url() -> Result<Duration, String> {
+    url_param("sample").map_or(Ok(DEFAULT_STATS_EVERY), |s| {
+        parse_interval(&s).map_err(|e| format!("?sample={s}: {e}"))
+    })
+}
+
+/// `250ms`, `2s` or `0.5s`, within [`SAMPLE_RANGE`].
+fn parse_interval(text: &str) -> Result<Duration, String> {
+    let (number, unit_secs) = match text.strip_suffix("ms") {
+        Some(ms) => (ms, 1e-3),
+        None => {
+            (text.strip_suffix('s').ok_or("expected a number with ms or s, such as 250ms")?, 1.0)
+        }
+    };
+    let value: f64 = number.trim().parse().map_err(|_| format!("{number:?} is not a number"))?;
+    let interval = Duration::try_from_secs_f64(value * unit_secs).map_err(|e| e.to_string())?;
+    let (shortest, longest) = SAMPLE_RANGE;
+    if interval < shortest || interval > longest {
+        return Err(format!(
+            "expected an interval from {} to {}",
+            interval_words(shortest),
+            interval_words(longest)
+        ));
+    }
+    Ok(interval)
+}
+
+/// `interval` as a person writes it: `250 ms`, `1 s`, `1.5 s`.
+pub fn interval_words(interval: Duration) -> String {
+    match interval.subsec_millis() {
+        0 => format!("{} s", interval.as_secs()),
+        _ if interval < Duration::from_secs(1) => format!("{} ms", interval.as_millis()),
+        _ => format!("{} s", interval.as_secs_f64()),
     }
 }
 
@@ -104,4 +149,36 @@ pub async fn fetch() -> Result<PageConfig, String> {
         .as_string()
         .unwrap_or_default();
     serde_json::from_str(&text).map_err(|e| format!("/config.json is malformed: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use wasm_bindgen_test::wasm_bindgen_test as test;
+
+    use super::*;
+
+    #[test]
+    fn sample_intervals_parse_in_milliseconds_or_seconds() {
+        assert_eq!(parse_interval("250ms"), Ok(Duration::from_millis(250)));
+        assert_eq!(parse_interval("2s"), Ok(Duration::from_secs(2)));
+        assert_eq!(parse_interval("0.5s"), Ok(Duration::from_millis(500)));
+    }
+
+    #[test]
+    fn sample_intervals_out_of_range_or_without_a_unit_are_refused_in_words() {
+        assert_eq!(parse_interval("50ms"), Err("expected an interval from 100 ms to 60 s".into()));
+        assert_eq!(
+            parse_interval("2m"),
+            Err("expected a number with ms or s, such as 250ms".into())
+        );
+        assert_eq!(parse_interval("fasts"), Err("\"fast\" is not a number".into()));
+        assert!(parse_interval("-1s").is_err());
+    }
+
+    #[test]
+    fn intervals_are_written_as_people_write_them() {
+        assert_eq!(interval_words(Duration::from_millis(250)), "250 ms");
+        assert_eq!(interval_words(Duration::from_secs(1)), "1 s");
+        assert_eq!(interval_words(Duration::from_millis(1500)), "1.5 s");
+    }
 }

@@ -129,8 +129,9 @@ async fn run(conn: Connection, observers: Observers) -> Result<(), String> {
     conn.relay_peer_id.set(Some(relay.peer_id.to_string()));
     conn.status.set(Status::Connecting);
     let relay_peer = relay.peer_id;
-    let (node_config, storage) =
-        storage::open(NodeConfig::new(relay).with_direct_webrtc(direct)).await;
+    let stats_every = config::stats_every_from_url()?;
+    let node = NodeConfig::new(relay).with_direct_webrtc(direct).with_stats_every(stats_every);
+    let (node_config, storage) = storage::open(node).await;
     conn.storage.set(Some(storage.description));
     if let Some(problem) = storage.problem {
         tracing::warn!("{problem}");

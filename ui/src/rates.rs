@@ -1,5 +1,6 @@
-//! Per-second rates of both protocols, from the counters a node reports once a second: exact
-//! differences of cumulative counters over the measured interval, never a smoothed estimate.
+//! Per-second rates of both protocols, from the counters a node reports at each stats interval
+//! (`?sample=`): exact differences of cumulative counters over the measured interval, never a
+//! smoothed estimate.
 
 use leptos::prelude::*;
 use syncscope_node::node::NodeStats;

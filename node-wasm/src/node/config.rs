@@ -1,6 +1,7 @@
 //! How a node is set up: its identity, the relay it joins through, its room and protocols.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use libp2p::identity::Keypair;
 use libp2p::{Multiaddr, PeerId};
@@ -36,7 +37,13 @@ pub struct NodeConfig {
     /// Where Bitswap keeps blocks; what it holds at start is served at once, and a fetch takes
     /// from it before it asks the network.
     pub blocks: Arc<NodeBlockStore>,
+    /// How often the node reports its counters ([`NodeEvent::Stats`](super::NodeEvent::Stats)),
+    /// which is the resolution of every rate charted from them.
+    pub stats_every: Duration,
 }
+
+/// A second: fine enough to see a transfer over a real network, and cheap on a busy page.
+pub const DEFAULT_STATS_EVERY: Duration = Duration::from_secs(1);
 
 impl NodeConfig {
     /// A node with a fresh ed25519 identity that reserves a slot on the relay, dials its room and
@@ -57,6 +64,7 @@ impl NodeConfig {
             protocols: ProtocolSettings::default(),
             direct_webrtc: DirectWebRtcConfig::default(),
             blocks: Arc::default(),
+            stats_every: DEFAULT_STATS_EVERY,
         }
     }
 
@@ -95,6 +103,11 @@ impl NodeConfig {
 
     pub fn with_protocols(mut self, protocols: ProtocolSettings) -> Self {
         self.protocols = protocols;
+        self
+    }
+
+    pub fn with_stats_every(mut self, every: Duration) -> Self {
+        self.stats_every = every;
         self
     }
 }

@@ -33,7 +33,6 @@ use crate::net::{bitswap, pullsync, webrtc};
 use crate::rt;
 use crate::store::{ChunkStore, Manifest};
 
-const STATS_EVERY: Duration = Duration::from_secs(1);
 /// Room members this node dials at most; more stay reachable through the relay on demand.
 const MAX_DIALED_MEMBERS: usize = 32;
 
@@ -73,6 +72,8 @@ pub(super) struct Driver {
     pullsync_yields: bool,
     probes: usize,
     started: Instant,
+    /// [`NodeConfig::stats_every`].
+    stats_every: Duration,
     stored: StoredContent,
     /// What store work asks of the Bitswap server and the reserve ([`StoredContent::remove`]).
     store_requests: mpsc::UnboundedReceiver<DriverRequest>,
@@ -103,6 +104,7 @@ impl Driver {
             pullsync_yields: config.protocols.pullsync_yields,
             probes: 0,
             started: Instant::now(),
+            stats_every: config.stats_every,
             stored: StoredContent::new(config.blocks.clone(), events.clone(), manifests, requests),
             store_requests,
             events,
@@ -110,7 +112,7 @@ impl Driver {
     }
 
     pub(super) async fn run(mut self, mut commands: mpsc::Receiver<Command>) {
-        let mut tick = Box::pin(rt::sleep(STATS_EVERY).fuse());
+        let mut tick = Box::pin(rt::sleep(self.stats_every).fuse());
         loop {
             futures::select! {
                 event = self.swarm.select_next_some() => self.on_swarm(event),
@@ -122,7 +124,7 @@ impl Driver {
                 request = self.store_requests.select_next_some() => self.on_store_request(request),
                 () = tick => {
                     self.emit_stats();
-                    tick = Box::pin(rt::sleep(STATS_EVERY).fuse());
+                    tick = Box::pin(rt::sleep(self.stats_every).fuse());
                 }
                 () = self.redial.due() => self.dial_relay(),
             }

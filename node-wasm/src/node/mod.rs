@@ -25,7 +25,7 @@ mod transport;
 pub use behaviour::{
     NodeBehaviour, NodeBehaviourEvent, ProtocolSettings, IDENTIFY_PROTOCOL, PING_INTERVAL,
 };
-pub use config::{NodeConfig, RelayAddress};
+pub use config::{NodeConfig, RelayAddress, DEFAULT_STATS_EVERY};
 pub use events::{
     ContentAdded, Misbehaviour, NodeError, NodeEvent, NodeStats, ReadFileError, ReservationError,
     StoredChange, TransportKind,
