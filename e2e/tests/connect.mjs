@@ -1,6 +1,17 @@
 // The served page joins the network: it reaches the relay, shows both peer ids, the transport in
 // use and a live ping round trip.
+import { readFile } from 'node:fs/promises';
+
 import { expect, screenshot } from '../lib/assert.mjs';
+
+/// The CSV that the chart `testId`'s export button downloads.
+async function chartCsv(page, testId) {
+  const [download] = await Promise.all([
+    page.waitForEvent('download'),
+    page.locator(`[data-testid="${testId}"] button`, { hasText: 'CSV' }).click(),
+  ]);
+  return readFile(await download.path(), 'utf8');
+}
 
 async function connects({ page, relay }, transport, expectedLabel) {
   const query = transport ? `?transport=${transport}` : '';
@@ -13,11 +24,7 @@ async function connects({ page, relay }, transport, expectedLabel) {
   await page.getByTestId('rtt').filter({ hasText: / ms$/ }).waitFor({ timeout: 15_000 });
   // The RTT series is drawn in the first palette colour once two pings are in.
   await page.locator('[data-testid="relay-rtt"] svg polyline[stroke="#58A6FF"]').waitFor({ state: 'attached', timeout: 10_000 });
-  const [download] = await Promise.all([
-    page.waitForEvent('download'),
-    page.locator('[data-testid="relay-rtt"] button', { hasText: 'CSV' }).click(),
-  ]);
-  const csv = await (await import('node:fs/promises')).readFile(await download.path(), 'utf8');
+  const csv = await chartCsv(page, 'relay-rtt');
   expect(csv.split('\n')[0], 'CSV header').toBe('seconds,relay RTT');
   expect(csv.trim().split('\n').length, 'CSV rows').toBeAtLeast(2);
   await screenshot(page, `connect-${transport ?? 'default'}`);
@@ -56,11 +63,7 @@ export default {
     await page.getByTestId('status').filter({ hasText: 'connected to the relay' }).waitFor({ timeout: 30_000 });
     expect(await page.getByTestId('sampling').textContent(), 'sampling').toMatch(/sampled every 250 ms/);
     await page.waitForTimeout(2_000);
-    const [download] = await Promise.all([
-      page.waitForEvent('download'),
-      page.locator('[data-testid="throughput"] button', { hasText: 'CSV' }).click(),
-    ]);
-    const rows = (await (await import('node:fs/promises')).readFile(await download.path(), 'utf8')).trim().split('\n').slice(1);
+    const rows = (await chartCsv(page, 'throughput')).trim().split('\n').slice(1);
     const seconds = rows.map((row) => Number(row.split(',')[0]));
     // Once a second would give 2 or 3 rows by now.
     expect(seconds.length, 'samples in the CSV').toBeAtLeast(8);
