@@ -2,7 +2,7 @@
 // headless Chromium. The ceiling is a plain RTCDataChannel between them; the transfers are a
 // Bitswap fetch of a file one page shares, through the relay's circuit or over direct WebRTC,
 // with the bytes and CPU time the relay spent meanwhile.
-import { cpuSecondsBetween } from '../lib/relay.mjs';
+import { cpuSecondsBetween } from '../lib/cpu.mjs';
 import { circuitsClosed, pickRandomFile, relayedBytes } from '../lib/share.mjs';
 
 const DIRECT = 'direct (WebRTC)';

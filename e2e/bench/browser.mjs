@@ -3,10 +3,12 @@
 // contexts and reads what the page reports: raw-link ceilings (the link probe), Bitswap fetches
 // over each transport, page weight, load time and the longest main-thread task. Prints one row
 // per case: {case, unit, n, failed, median, min, max}.
+import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 
 import { launchCdpBrowser } from '../lib/cdp.mjs';
-import { cpuSecondsBetween, startRelay } from '../lib/relay.mjs';
+import { cpuSecondsBetween, machineCpuSnapshot, machineSharesBetween } from '../lib/cpu.mjs';
+import { startRelay } from '../lib/relay.mjs';
 import { seedChunksSent } from '../lib/share.mjs';
 import { b2bFetch, dataChannelCeiling } from './b2b.mjs';
 import { printProfile, profileFetchAndCeiling } from './profile.mjs';
@@ -34,10 +36,20 @@ const CASES = [
   // Who works while a fetch runs: the page's main thread (a share of the fetch's time) and the
   // relay process with its seed peers (a share of one core). A fetch whose page is far from
   // busy is waiting on the path, not on the page.
+  { name: 'page_busy_pct_ceiling_ws', unit: '%', step: ['probe_peer_ws'], read: (r) => r.probe_peer_ws?.pageBusyPct },
+  { name: 'page_busy_pct_ceiling_webrtc_direct', unit: '%', step: ['probe_peer_webrtc-direct'], read: (r) => r['probe_peer_webrtc-direct']?.pageBusyPct },
   { name: 'page_busy_pct_fetch_ws', unit: '%', step: ['fetch_ws'], read: (r) => r.fetch_ws?.pageBusyPct },
   { name: 'page_busy_pct_fetch_webrtc_direct', unit: '%', step: ['fetch_webrtc-direct'], read: (r) => r['fetch_webrtc-direct']?.pageBusyPct },
   { name: 'relay_cpu_pct_fetch_ws', unit: '%', step: ['fetch_ws'], read: (r) => r.fetch_ws?.relayCpuPct },
   { name: 'relay_cpu_pct_fetch_webrtc_direct', unit: '%', step: ['fetch_webrtc-direct'], read: (r) => r['fetch_webrtc-direct']?.relayCpuPct },
+  // Whether the machine had a core to spare: a transfer bound by the page's thread alone leaves
+  // one, a transfer that every process shares the two cores for does not.
+  { name: 'machine_busy_pct_ceiling_ws', unit: '%', step: ['probe_peer_ws'], read: (r) => r.probe_peer_ws?.machineBusyPct },
+  { name: 'machine_busy_pct_fetch_ws', unit: '%', step: ['fetch_ws'], read: (r) => r.fetch_ws?.machineBusyPct },
+  { name: 'machine_busy_pct_ceiling_webrtc_direct', unit: '%', step: ['probe_peer_webrtc-direct'], read: (r) => r['probe_peer_webrtc-direct']?.machineBusyPct },
+  { name: 'machine_busy_pct_fetch_webrtc_direct', unit: '%', step: ['fetch_webrtc-direct'], read: (r) => r['fetch_webrtc-direct']?.machineBusyPct },
+  { name: 'machine_steal_pct_fetch_ws', unit: '%', step: ['fetch_ws'], read: (r) => r.fetch_ws?.machineStealPct },
+  { name: 'machine_steal_pct_fetch_webrtc_direct', unit: '%', step: ['fetch_webrtc-direct'], read: (r) => r['fetch_webrtc-direct']?.machineStealPct },
   // The same per byte, to set beside relay_cpu_s_per_gb_b2b_*: the relay's cost of each path.
   { name: 'relay_cpu_s_per_gb_fetch_ws', unit: 's/GB', step: ['fetch_ws'], read: (r) => relayCpuPerGb(r.fetch_ws) },
   { name: 'relay_cpu_s_per_gb_fetch_webrtc_direct', unit: 's/GB', step: ['fetch_webrtc-direct'], read: (r) => relayCpuPerGb(r['fetch_webrtc-direct']) },
@@ -232,15 +244,18 @@ async function outcome(page, done, failed) {
 /// The link probe to the relay or to the first peer through it.
 async function probe(browser, relay, transport, target, size) {
   return onPage(browser, relay, `room=default&transport=${transport}&probe=${target}&probe-size=${size}`, async (page) => {
+    const sampler = loadSampler(page, relay);
     const done = await outcome(page, 'probe-done', 'probe-error');
-    return { bytes: await number(page, done, 'bytes'), elapsedMs: await number(page, done, 'elapsed-ms') };
+    const elapsedMs = await number(page, done, 'elapsed-ms');
+    return { bytes: await number(page, done, 'bytes'), elapsedMs, ...(await sampler.stop(elapsedMs)) };
   });
 }
 
 const SAMPLE_MS = 100;
 
 /// Samples, every `SAMPLE_MS` until stopped, the page's main-thread task time (CDP's
-/// Performance metrics) and `relay`'s CPU time, so that a fetch's window can be cut out after it.
+/// Performance metrics), `relay`'s CPU time and the machine's, so that a transfer's window can be
+/// cut out after it.
 /// Sampling ends by itself when the page closes (a fetch that failed never stops it).
 function loadSampler(page, relay) {
   const samples = [];
@@ -251,7 +266,7 @@ function loadSampler(page, relay) {
     while (!stopped) {
       const { metrics } = await page.send('Performance.getMetrics');
       const task = metrics.find((m) => m.name === 'TaskDuration')?.value;
-      samples.push({ at: performance.now() / 1000, task, relay: relay.cpuSnapshot() });
+      samples.push({ at: performance.now() / 1000, task, relay: relay.cpuSnapshot(), machine: machineCpuSnapshot() });
       await delay(SAMPLE_MS);
     }
   })().catch((e) => {
@@ -260,7 +275,7 @@ function loadSampler(page, relay) {
   return {
     /// Over the last `ms` before `endMs` (now by default): the page's task time and the relay's
     /// CPU time, each as a percent of the time elapsed between the first and last samples in that
-    /// window.
+    /// window, and the machine's busy and stolen shares of all its cores.
     async stop(ms, endMs = performance.now()) {
       const end = endMs / 1000;
       stopped = true;
@@ -272,7 +287,14 @@ function loadSampler(page, relay) {
       const relayCpuPct = pct((a, b) => cpuSecondsBetween(a.relay, b.relay));
       // The relay's CPU seconds over the whole window, at the share of a core sampled within it.
       const relayCpuS = relayCpuPct === undefined ? undefined : (relayCpuPct / 100) * (ms / 1000);
-      return { pageBusyPct: pct((a, b) => b.task - a.task), relayCpuPct, relayCpuS };
+      const machine = within.length < 2 ? {} : machineSharesBetween(first.machine, last.machine);
+      return {
+        pageBusyPct: pct((a, b) => b.task - a.task),
+        relayCpuPct,
+        relayCpuS,
+        machineBusyPct: machine.busyPct,
+        machineStealPct: machine.stealPct,
+      };
     },
   };
 }
@@ -544,9 +566,11 @@ the start of the fetch until every block is verified; fetch_ws_revisit: the same
 as a returning visitor's (its code comes compiled and warmed from the first visit's caches);
 ratios pair a fetch with the ceiling of the same run. fetch_ws_page_send*: the page's WebSocket.send() calls during
 fetch_ws (window updates, wants) and the main-thread time spent inside them. page_busy_pct_*: the page's main-thread task time
-(CDP's Performance.getMetrics, sampled every 100 ms) as a share of the fetch's time; relay_cpu_pct_*: the relay process's CPU time
+(CDP's Performance.getMetrics, sampled every 100 ms) as a share of the fetch's (or the ceiling's probe's) time; relay_cpu_pct_*: the relay process's CPU time
 (each thread's /proc/PID/task/TID/schedstat, its seed peers included) over the same window, as a share of one core; relay_cpu_s_per_gb_fetch_*: that CPU time
-per GB fetched. fetch_ws keeps its blocks in IndexedDB, the page's default;
+per GB fetched. machine_busy_pct_*: every core's busy time (/proc/stat, hypervisor steal included) over the same window of a
+fetch or a ceiling's probe, as a share of all ${availableParallelism()} cores: near 100, every process shares them; machine_steal_pct_*: the part
+the hypervisor took. fetch_ws keeps its blocks in IndexedDB, the page's default;
 fetch_ws_memory is the same with ?store=memory. pullsync_ws: a page that joins with an empty store and nothing to fetch pulls
 every Swarm chunk of the demo content from the seeds over ws, from its connection until the seeds sent their last chunk (their
 /metrics; none for 4 s after it), counted as 4 KiB per chunk; pullsync_chunks_ws: the chunks they sent. idb_put_*: incompressible blocks put through the node's IndexedDB store into a fresh

@@ -7,15 +7,6 @@ import { createInterface } from 'node:readline';
 
 const READY = /syncscope relay ready: (http:\/\/\S+)/;
 
-/** The CPU seconds the threads of snapshot `after` spent since snapshot `before` (a thread new in
-    `after` counts from zero). A thread that ended in between is left out: tokio ends a thread of
-    its blocking pool after 10 s without work, so such a thread rarely ran in the window. */
-export function cpuSecondsBetween(before, after) {
-  let ns = 0;
-  for (const [tid, t] of after) ns += t - (before.get(tid) ?? 0);
-  return ns / 1e9;
-}
-
 // A debug relay takes about 36 s to prepare 16 MiB of demo content for three seeds (hashing at
 // opt-level 0): `readyMs` allows for that.
 // `dataDir`: start in a relay's kept data directory (see `stop`), as the same relay again.
@@ -43,7 +34,7 @@ export async function startRelay({ bin, dist, args = ['--seed-peers', '2', '--se
     log,
     dataDir,
     /** The relay process's CPU time so far (seed peers included), as a snapshot for
-        [`cpuSecondsBetween`]: each thread's time on a CPU in nanoseconds (`schedstat`). The
+        `cpuSecondsBetween` (`cpu.mjs`): each thread's time on a CPU in nanoseconds (`schedstat`). The
         process's `stat` counts in 10 ms ticks, and a 16 MiB transfer took the relay 7 to 10. */
     cpuSnapshot() {
       const snapshot = new Map();
