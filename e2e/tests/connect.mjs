@@ -73,6 +73,7 @@ export default {
     await page.goto(`${relay.url}?transport=ws&sample=5ms`);
     await page.getByTestId('status').filter({ hasText: 'error' }).waitFor({ timeout: 15_000 });
     expect(await page.getByTestId('status').textContent(), 'status').toMatch(/\?sample=5ms: expected an interval from 100 ms to 60 s/);
+    expect(await page.getByTestId('sampling').textContent(), 'sampling').toMatch(/^Nothing is sampled: \?sample=5ms: expected/);
   },
 
   'a malformed probe parameter is reported in words': async ({ page, relay }) => {

@@ -2,7 +2,7 @@
 
 use leptos::prelude::*;
 use syncscope_node::net::PeerId;
-use syncscope_node::node::{RoomMember, DEFAULT_STATS_EVERY};
+use syncscope_node::node::RoomMember;
 use syncscope_node::store::Manifest;
 
 use crate::chart::Chart;
@@ -415,14 +415,17 @@ fn read_chosen_file(
     });
 }
 
-/// What the charts show and how often they are sampled.
+/// What the charts show and how often they are sampled; with a bad `?sample=`, why nothing is
+/// (the node does not start, and the status says so too).
 fn sampling_words() -> String {
-    let every = config::stats_every_from_url().unwrap_or(DEFAULT_STATS_EVERY);
-    format!(
-        "Exact differences of the node's counters over each interval, as rates per second, \
-         sampled every {} (?sample=250ms samples faster).",
-        config::interval_words(every)
-    )
+    match config::stats_every_from_url() {
+        Ok(every) => format!(
+            "Exact differences of the node's counters over each interval, as rates per second, \
+             sampled every {} (?sample=250ms samples faster).",
+            config::interval_words(every)
+        ),
+        Err(e) => format!("Nothing is sampled: {e}."),
+    }
 }
 
 #[component]
