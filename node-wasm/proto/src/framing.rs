@@ -161,6 +161,10 @@ pub fn encode_frame_into<M: prost::Message>(
     if len > max_len {
         return Err(FrameError::TooLarge { len, max: max_len });
     }
+    // Room for the whole frame at once: prost's writes would otherwise grow the buffer step by
+    // step, copying what a batch of blocks holds so far each time (a seed's 1 MiB batches: about
+    // 0.5 % of the relay's CPU with its seeds, perf during a fetch).
+    out.reserve(prost::length_delimiter_len(len) + len);
     Ok(msg.encode_length_delimited(out)?)
 }
 
