@@ -42,6 +42,10 @@ const CASES = [
   { name: 'page_busy_pct_fetch_webrtc_direct', unit: '%', step: ['fetch_webrtc-direct'], read: (r) => r['fetch_webrtc-direct']?.pageBusyPct },
   { name: 'relay_cpu_pct_fetch_ws', unit: '%', step: ['fetch_ws'], read: (r) => r.fetch_ws?.relayCpuPct },
   { name: 'relay_cpu_pct_fetch_webrtc_direct', unit: '%', step: ['fetch_webrtc-direct'], read: (r) => r['fetch_webrtc-direct']?.relayCpuPct },
+  { name: 'browser_cpu_pct_ceiling_ws', unit: '%', step: ['probe_peer_ws'], read: (r) => r.probe_peer_ws?.browserCpuPct },
+  { name: 'browser_cpu_pct_fetch_ws', unit: '%', step: ['fetch_ws'], read: (r) => r.fetch_ws?.browserCpuPct },
+  { name: 'browser_cpu_pct_ceiling_webrtc_direct', unit: '%', step: ['probe_peer_webrtc-direct'], read: (r) => r['probe_peer_webrtc-direct']?.browserCpuPct },
+  { name: 'browser_cpu_pct_fetch_webrtc_direct', unit: '%', step: ['fetch_webrtc-direct'], read: (r) => r['fetch_webrtc-direct']?.browserCpuPct },
   // Whether the machine had a core to spare: a transfer bound by the page's thread alone leaves
   // one, a transfer that every process shares the two cores for does not.
   { name: 'machine_busy_pct_ceiling_ws', unit: '%', step: ['probe_peer_ws'], read: (r) => r.probe_peer_ws?.machineBusyPct },
@@ -244,7 +248,7 @@ async function outcome(page, done, failed) {
 /// The link probe to the relay or to the first peer through it.
 async function probe(browser, relay, transport, target, size) {
   return onPage(browser, relay, `room=default&transport=${transport}&probe=${target}&probe-size=${size}`, async (page) => {
-    const sampler = loadSampler(page, relay);
+    const sampler = loadSampler(page, relay, browser);
     const done = await outcome(page, 'probe-done', 'probe-error');
     const elapsedMs = await number(page, done, 'elapsed-ms');
     return { bytes: await number(page, done, 'bytes'), elapsedMs, ...(await sampler.stop(elapsedMs)) };
@@ -254,10 +258,10 @@ async function probe(browser, relay, transport, target, size) {
 const SAMPLE_MS = 100;
 
 /// Samples, every `SAMPLE_MS` until stopped, the page's main-thread task time (CDP's
-/// Performance metrics), `relay`'s CPU time and the machine's, so that a transfer's window can be
-/// cut out after it.
+/// Performance metrics), the CPU time of `relay`, of `browser`'s processes and of the machine, so
+/// that a transfer's window can be cut out after it.
 /// Sampling ends by itself when the page closes (a fetch that failed never stops it).
-function loadSampler(page, relay) {
+function loadSampler(page, relay, browser) {
   const samples = [];
   let stopped = false;
   let failure;
@@ -266,7 +270,13 @@ function loadSampler(page, relay) {
     while (!stopped) {
       const { metrics } = await page.send('Performance.getMetrics');
       const task = metrics.find((m) => m.name === 'TaskDuration')?.value;
-      samples.push({ at: performance.now() / 1000, task, relay: relay.cpuSnapshot(), machine: machineCpuSnapshot() });
+      samples.push({
+        at: performance.now() / 1000,
+        task,
+        relay: relay.cpuSnapshot(),
+        browser: browser.cpuSnapshot(),
+        machine: machineCpuSnapshot(),
+      });
       await delay(SAMPLE_MS);
     }
   })().catch((e) => {
@@ -274,8 +284,8 @@ function loadSampler(page, relay) {
   });
   return {
     /// Over the last `ms` before `endMs` (now by default): the page's task time and the relay's
-    /// CPU time, each as a percent of the time elapsed between the first and last samples in that
-    /// window, and the machine's busy and stolen shares of all its cores.
+    /// and the browser's CPU time, each as a percent of the time elapsed between the first and
+    /// last samples in that window, and the machine's busy and stolen shares of all its cores.
     async stop(ms, endMs = performance.now()) {
       const end = endMs / 1000;
       stopped = true;
@@ -292,6 +302,7 @@ function loadSampler(page, relay) {
         pageBusyPct: pct((a, b) => b.task - a.task),
         relayCpuPct,
         relayCpuS,
+        browserCpuPct: pct((a, b) => cpuSecondsBetween(a.browser, b.browser)),
         machineBusyPct: machine.busyPct,
         machineStealPct: machine.stealPct,
       };
@@ -303,7 +314,7 @@ function loadSampler(page, relay) {
 /// about itself.
 async function fetchOnce(browser, relay, cid, transport, visits = 1, extra = '') {
   return onPage(browser, relay, `room=default&fetch=${cid}&transport=${transport}${extra}`, async (page) => {
-    const sampler = loadSampler(page, relay);
+    const sampler = loadSampler(page, relay, browser);
     const done = await outcome(page, 'fetch-done', 'transfer-error');
     const elapsedMs = await number(page, done, 'elapsed-ms');
     const load = await sampler.stop(elapsedMs);
@@ -358,7 +369,7 @@ async function pullSync(browser, relay) {
   // A page of an earlier case may have closed while it pulled: its chunks would count here.
   await seedsQuiet(relay, 1000, 30_000);
   return onPage(browser, relay, 'room=default&transport=ws', async (page) => {
-    const sampler = loadSampler(page, relay);
+    const sampler = loadSampler(page, relay, browser);
     const start = performance.now();
     const { first: before, sent, lastAt } = await seedsQuiet(relay, PULL_QUIET_MS, PAGE_TIMEOUT);
     if (sent === before) throw new Error('the seeds sent no chunk');
@@ -568,7 +579,9 @@ ratios pair a fetch with the ceiling of the same run. fetch_ws_page_send*: the p
 fetch_ws (window updates, wants) and the main-thread time spent inside them. page_busy_pct_*: the page's main-thread task time
 (CDP's Performance.getMetrics, sampled every 100 ms) as a share of the fetch's (or the ceiling's probe's) time; relay_cpu_pct_*: the relay process's CPU time
 (each thread's /proc/PID/task/TID/schedstat, its seed peers included) over the same window, as a share of one core; relay_cpu_s_per_gb_fetch_*: that CPU time
-per GB fetched. machine_busy_pct_*: every core's busy time (/proc/stat, hypervisor steal included) over the same window of a
+per GB fetched. browser_cpu_pct_*: the CPU time of every Chromium process (/proc/PID/stat; the page's thread, its renderer's
+other threads, the network service, the GPU and browser processes), as a share of one core, over the window of a fetch or a
+ceiling's probe. machine_busy_pct_*: every core's busy time (/proc/stat, hypervisor steal included) over the same window of a
 fetch or a ceiling's probe, as a share of all ${availableParallelism()} cores: near 100, every process shares them; machine_steal_pct_*: the part
 the hypervisor took. fetch_ws keeps its blocks in IndexedDB, the page's default;
 fetch_ws_memory is the same with ?store=memory. pullsync_ws: a page that joins with an empty store and nothing to fetch pulls

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { CHROMIUM, CHROMIUM_ARGS } from './browser.mjs';
+import { processTreeCpuSnapshot } from './cpu.mjs';
 
 const delay = (ms) => new Promise((resolve) => setTimeout(resolve, ms).unref());
 
@@ -53,7 +54,8 @@ class Connection {
   }
 }
 
-/// Starts Chromium with a throw-away profile and returns `{ version, newPage, close }`.
+/// Starts Chromium with a throw-away profile and returns `{ version, newPage, newStoredPage,
+/// cpuSnapshot, close }`.
 export async function launchCdpBrowser() {
   const profile = mkdtempSync(join(tmpdir(), 'syncscope-chromium-'));
   const chrome = spawn(CHROMIUM, [...CHROMIUM_ARGS, '--remote-debugging-pipe', '--window-size=1280,800', `--user-data-dir=${profile}`, 'about:blank'], {
@@ -64,6 +66,8 @@ export async function launchCdpBrowser() {
   const { product } = await connection.send('Browser.getVersion');
   return {
     version: () => product.split('/').pop(),
+    /// The CPU time of the browser's processes so far (`processTreeCpuSnapshot`).
+    cpuSnapshot: () => processTreeCpuSnapshot(chrome.pid),
     newPage: () => newPage(connection, true),
     /// A page in the browser's own context, whose storage is on disk in the profile (a fresh
     /// context keeps IndexedDB in memory), after clearing `origin`'s IndexedDB and the HTTP

@@ -1,9 +1,10 @@
 // CPU time on this machine, read from /proc: one process's threads, and every core's.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
-/** The CPU seconds the threads of snapshot `after` spent since snapshot `before` (a thread new in
-    `after` counts from zero). A thread that ended in between is left out: tokio ends a thread of
-    its blocking pool after 10 s without work, so such a thread rarely ran in the window. */
+/** The CPU seconds the threads (or processes) of snapshot `after` spent since snapshot `before`
+    (one new in `after` counts from zero). One that ended in between is left out: tokio ends a
+    thread of its blocking pool after 10 s without work, so such a thread rarely ran in the
+    window, and a browser's processes outlive its pages. */
 export function cpuSecondsBetween(before, after) {
   let ns = 0;
   for (const [tid, t] of after) ns += t - (before.get(tid) ?? 0);
@@ -29,4 +30,33 @@ export function machineSharesBetween(before, after) {
     busyPct: (100 * (total - (after.idle - before.idle))) / total,
     stealPct: (100 * (after.steal - before.steal)) / total,
   };
+}
+
+/** The CPU time so far of process `root` and every process under it (a browser's renderers, GPU
+    and network processes), each process's threads together, as a snapshot for
+    `cpuSecondsBetween`. In 10 ms ticks (`/proc/PID/stat`): a browser spends seconds on a fetch. */
+export function processTreeCpuSnapshot(root) {
+  const processes = [];
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      // After the command name in parentheses (which may hold spaces): state, ppid, ... utime, stime.
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ').at(-1).split(' ');
+      processes.push({ pid: Number(pid), ppid: Number(fields[1]), ticks: Number(fields[11]) + Number(fields[12]) });
+    } catch {
+      // The process ended while /proc was read.
+    }
+  }
+  const inTree = new Set([root]);
+  // Parents have lower pids than their children unless pids wrapped: sweep until nothing joins.
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const p of processes) {
+      if (!inTree.has(p.pid) && inTree.has(p.ppid)) {
+        inTree.add(p.pid);
+        grew = true;
+      }
+    }
+  }
+  return new Map(processes.filter((p) => inTree.has(p.pid)).map((p) => [p.pid, p.ticks * 1e7]));
 }
