@@ -1,4 +1,4 @@
-// CPU time on this machine, read from /proc: one process's threads, and every core's.
+// CPU time on this machine, read from /proc: a process's threads, a tree of processes, every core.
 import { readdirSync, readFileSync } from 'node:fs';
 
 /** The CPU seconds the threads (or processes) of snapshot `after` spent since snapshot `before`
@@ -48,7 +48,7 @@ export function processTreeCpuSnapshot(root) {
     }
   }
   const inTree = new Set([root]);
-  // Parents have lower pids than their children unless pids wrapped: sweep until nothing joins.
+  // /proc may list a child before its parent (pids wrap): sweep until nothing joins.
   for (let grew = true; grew; ) {
     grew = false;
     for (const p of processes) {
