@@ -33,9 +33,10 @@ const CASES = [
   { name: 'fetch_dup_pct_ws', unit: '%', step: ['fetch_ws'], read: (r) => r.fetch_ws && (100 * r.fetch_ws.duplicates) / (r.fetch_ws.blocks + r.fetch_ws.duplicates) },
   { name: 'fetch_peers_ws', unit: 'peers', step: ['fetch_ws'], read: (r) => r.fetch_ws && r.fetch_ws.peerBlocks.filter((n) => n >= 0.1 * r.fetch_ws.blocks).length },
   { name: 'longest_task_ms_ws', unit: 'ms', step: ['fetch_ws'], read: (r) => r.fetch_ws?.longestTaskMs },
-  // Who works while a fetch runs: the page's main thread (a share of the fetch's time) and the
-  // relay process with its seed peers (a share of one core). A fetch whose page is far from
-  // busy is waiting on the path, not on the page.
+  // Who works while a fetch or a ceiling's probe runs: the page's main thread (a share of the
+  // transfer's time), the relay process with its seed peers and all of the browser's processes
+  // (each a share of one core). A transfer whose page is far from busy is waiting on the path,
+  // not on the page.
   { name: 'page_busy_pct_ceiling_ws', unit: '%', step: ['probe_peer_ws'], read: (r) => r.probe_peer_ws?.pageBusyPct },
   { name: 'page_busy_pct_ceiling_webrtc_direct', unit: '%', step: ['probe_peer_webrtc-direct'], read: (r) => r['probe_peer_webrtc-direct']?.pageBusyPct },
   { name: 'page_busy_pct_fetch_ws', unit: '%', step: ['fetch_ws'], read: (r) => r.fetch_ws?.pageBusyPct },

@@ -1,9 +1,11 @@
 // Starts the real relay binary on free ports with a throw-away data directory.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+
+import { threadsCpuSnapshot } from './cpu.mjs';
 
 const READY = /syncscope relay ready: (http:\/\/\S+)/;
 
@@ -33,20 +35,9 @@ export async function startRelay({ bin, dist, args = ['--seed-peers', '2', '--se
     url,
     log,
     dataDir,
-    /** The relay process's CPU time so far (seed peers included), as a snapshot for
-        `cpuSecondsBetween` (`cpu.mjs`): each thread's time on a CPU in nanoseconds (`schedstat`). The
-        process's `stat` counts in 10 ms ticks, and a 16 MiB transfer took the relay 7 to 10. */
-    cpuSnapshot() {
-      const snapshot = new Map();
-      for (const tid of readdirSync(`/proc/${child.pid}/task`)) {
-        try {
-          snapshot.set(tid, Number(readFileSync(`/proc/${child.pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]));
-        } catch {
-          // The thread ended while the folder was read.
-        }
-      }
-      return snapshot;
-    },
+    /** The relay process's CPU time so far (seed peers included), per thread to the
+        nanosecond (`threadsCpuSnapshot`): a 16 MiB transfer takes it only 7 to 10 ticks. */
+    cpuSnapshot: () => threadsCpuSnapshot(child.pid),
     /** The libp2p addresses the relay printed, each ending in its peer id. */
     addrs: printed.filter((l) => l.startsWith('libp2p: ')).map((l) => l.slice('libp2p: '.length)),
     /** The share link the relay printed for its seed peers' demo content. */
