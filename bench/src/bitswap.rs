@@ -358,7 +358,8 @@ fn table(rows: &[(Scenario, RunResult)], hash: &str, wall: Duration) -> String {
         "Model: a message is serialised on its directed link at the link's bandwidth (FIFO per \
          pair; none with no limit), then delivered after the link's one-way latency, and, where \
          the fetcher has a downlink, after crossing it (shared equally by the senders); sizes \
-         are framed protobuf lengths. Lower bound: steps of the fetch pattern x (shortest RTT + \
+         are framed protobuf lengths; a connection open from the start comes with its round \
+         trip, as a ping would have measured it (seeds that join later have none). Lower bound: steps of the fetch pattern x (shortest RTT + \
          blockstore read) + all bytes / inbound bandwidth (sum of inbound links, or the \
          downlink if smaller)."
     );

@@ -359,10 +359,9 @@ impl Driver {
 
     fn on_behaviour(&mut self, event: NodeBehaviourEvent) {
         match event {
-            NodeBehaviourEvent::Ping(ping::Event { peer, result, .. }) => self.emit(match result {
-                Ok(rtt) => NodeEvent::Ping { peer, rtt },
-                Err(e) => NodeEvent::PingFailed { peer, error: Arc::new(e) },
-            }),
+            NodeBehaviourEvent::Ping(ping::Event { peer, result, .. }) => {
+                self.on_ping(peer, result)
+            }
             NodeBehaviourEvent::Rooms(gossipsub::Event::Message {
                 propagation_source,
                 message_id,
@@ -383,6 +382,17 @@ impl Driver {
             NodeBehaviourEvent::Pullsync(event) => self.on_pullsync(event),
             _ => {}
         }
+    }
+
+    fn on_ping(&mut self, peer: PeerId, result: Result<Duration, ping::Failure>) {
+        let event = match result {
+            Ok(rtt) => {
+                self.swarm.behaviour_mut().bitswap.peer_round_trip(peer, rtt);
+                NodeEvent::Ping { peer, rtt }
+            }
+            Err(e) => NodeEvent::PingFailed { peer, error: Arc::new(e) },
+        };
+        self.emit(event);
     }
 
     fn on_bitswap(&mut self, event: bitswap::Event) {

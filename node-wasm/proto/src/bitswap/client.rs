@@ -152,6 +152,15 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Client<P> {
         }
     }
 
+    /// The connection to `peer` measured a round trip (libp2p's ping): until the peer's answers
+    /// measure their own, sessions rank it by this one rather than by the typical peer's, so the
+    /// first wants go to the nearest peers.
+    pub fn peer_round_trip(&mut self, peer: P, rtt: Duration) {
+        if let Some(state) = self.peers.get_mut(&peer) {
+            state.ping(rtt);
+        }
+    }
+
     /// Everything asked of the peer counts as DONT_HAVE and moves on.
     pub fn peer_disconnected(&mut self, now: Instant, peer: P) {
         self.peers.remove(&peer);
@@ -656,6 +665,27 @@ mod tests {
         let sent = sent_by(&mut c, now + 25 * MS);
         let wb = wants_of(&sent, WantType::Block)[0];
         (c, s, now + 25 * MS, wb, wants_of(&sent, WantType::Have))
+    }
+
+    /// The want-block peer of a fresh session's first want, with peer 3 pinged at 5 ms and the
+    /// others at 40 ms when `pinged`.
+    fn first_want_block_peer(seed: u64, pinged: bool) -> u8 {
+        let mut c = client_with(5, Config::new(ClientMode::Sessions).with_rng_seed(seed));
+        if pinged {
+            for p in 0..5 {
+                c.peer_round_trip(p, if p == 3 { 5 * MS } else { 40 * MS });
+            }
+        }
+        asked_by(c).3
+    }
+
+    #[test]
+    fn a_fresh_session_sends_its_want_block_to_the_peer_with_the_shortest_ping() {
+        assert!((0..20).all(|seed| first_want_block_peer(seed, true) == 3));
+        assert!(
+            (0..20).any(|seed| first_want_block_peer(seed, false) != 3),
+            "without pings the peers look alike"
+        );
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Client and server behind one sans-IO front: what the libp2p glue and the simulator drive.
 
 use std::collections::{BTreeMap, VecDeque};
+use std::time::Duration;
 
 use bytes::Bytes;
 use cid::Cid;
@@ -189,6 +190,12 @@ impl<P: Copy + Ord + std::hash::Hash + std::fmt::Debug> Node<P> {
         c += self.client.stats().peer(peer);
         c += self.server.stats().peer(peer);
         c
+    }
+
+    /// The connection to `peer` measured a round trip (libp2p's ping); see
+    /// [`Client::peer_round_trip`].
+    pub fn peer_round_trip(&mut self, peer: P, rtt: Duration) {
+        self.client.peer_round_trip(peer, rtt);
     }
 
     /// Size of `msg` on the wire to `peer`.

@@ -121,6 +121,9 @@ pub(super) struct PeerState {
     first_queued: Option<Instant>,
     last_queued: Option<Instant>,
     rtt: Rtt,
+    /// The connection's own round trip (libp2p's ping): ranks the peer until its answers
+    /// measured one.
+    ping: Option<f64>,
     pub(super) last_heard: Option<Instant>,
     /// Last time bytes of a message not complete yet arrived.
     pub(super) last_progress: Option<Instant>,
@@ -145,6 +148,7 @@ impl PeerState {
             first_queued: None,
             last_queued: None,
             rtt: Rtt::default(),
+            ping: None,
             last_heard: None,
             last_progress: None,
             service: None,
@@ -170,7 +174,7 @@ impl PeerState {
     /// queued ahead of it, each at the peer's service time; `typical` stands in for what was not
     /// measured on this peer.
     pub(super) fn expected_delay(&self, typical: Typical) -> f64 {
-        let rtt = self.rtt.srtt.unwrap_or(typical.rtt);
+        let rtt = self.round_trip(typical);
         rtt + self.live.len() as f64 * self.service_or(typical, rtt)
     }
 
@@ -183,9 +187,14 @@ impl PeerState {
     /// counting a round trip per block: a want-block timed out too early comes back as a
     /// duplicate.
     pub(super) fn ranking_delay(&self, typical: Typical) -> f64 {
-        let rtt = self.rtt.srtt.unwrap_or(typical.rtt);
+        let rtt = self.round_trip(typical);
         let lone = self.lone_block.or(typical.lone_block).map_or(rtt, |b| b.min(rtt));
         rtt + self.live.len() as f64 * self.measured_service(typical).unwrap_or(lone)
+    }
+
+    /// The round trip its answers measured, else its connection's ping, else the typical one.
+    fn round_trip(&self, typical: Typical) -> f64 {
+        self.rtt.srtt.or(self.ping).unwrap_or(typical.rtt)
     }
 
     /// The peer's service time, else the typical one; before any was measured, a round trip:
@@ -203,7 +212,7 @@ impl PeerState {
     /// before it: the smallest round trip (the queue is counted apart, so a round trip sampled
     /// behind a queue would count it twice) plus `ahead` blocks at the peer's service time.
     pub(super) fn delay_behind(&self, typical: Typical, ahead: usize) -> f64 {
-        let rtt = self.rtt.min.unwrap_or(typical.rtt);
+        let rtt = self.rtt.min.or(self.ping).unwrap_or(typical.rtt);
         rtt + ahead as f64 * self.service_or(typical, rtt)
     }
 
@@ -237,6 +246,13 @@ impl PeerState {
         }
         self.rtt.sample(rtt);
         self.withdrawn.clear();
+    }
+
+    /// The connection measured a round trip to the peer (libp2p's ping). It stands in for the
+    /// answers' round trip until there is one, and is not mixed into it: a ping is not queued
+    /// behind blocks, so it would make a busy peer look near.
+    pub(super) fn ping(&mut self, rtt: Duration) {
+        self.ping = Some(rtt.as_secs_f64());
     }
 
     /// An answer for `cid` arrived: its round trip lowers the smallest one seen, before the

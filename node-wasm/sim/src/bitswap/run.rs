@@ -87,6 +87,10 @@ pub fn run_with(scenario: &Scenario, config: &Config) -> RunResult {
                 (0..scenario.nodes).filter(|p| *p != i && scenario.connected_at_start(i, *p))
             {
                 node.peer_connected(epoch, NodeId(peer as u32), version);
+                // A connection open before the fetch has had its pings (a node pings every
+                // connection as it opens, then every few seconds).
+                let rtt = links.get(i, peer).latency + links.get(peer, i).latency;
+                node.peer_round_trip(NodeId(peer as u32), rtt);
             }
             SimBitswapNode::with_store(node, scenario.store_latency)
         })

@@ -1,6 +1,7 @@
 //! Bitswap's behaviour as the node sees it: the commands the node gives it and its counters. The adapter drives the core; [`super::glue`] is Bitswap's part of that.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use cid::Cid;
 use libp2p::PeerId;
@@ -123,6 +124,12 @@ impl<S: BlockStore> Behaviour<S> {
                 ctx.core.remove_stored(&key);
             }
         });
+    }
+
+    /// A ping on a connection to `peer` took `rtt`: fetches rank the peer by it until its answers
+    /// measure their own round trip.
+    pub fn peer_round_trip(&mut self, peer: PeerId, rtt: Duration) {
+        self.command(|_, ctx| ctx.core.peer_round_trip(peer, rtt));
     }
 
     /// Whether the node holds `cid`, as far as its index knows.

@@ -6,7 +6,8 @@
 //!   unless a confident holder lacked one of the last few wants), all with `sendDontHave`.
 //!   "Best" means HAVE, then the learned presence model ([`Predictor`]), then the shortest
 //!   expected delay (round trip plus the blocks already queued at that peer, each at its service
-//!   time, or at a round trip until one was measured), then most blocks delivered. While the
+//!   time, or at a round trip until one was measured; the round trip is the connection's ping
+//!   until the peer's answers measured one), then most blocks delivered. While the
 //!   session's peers are unlikely to have the block, or while they are saturated, other connected
 //!   peers are added; a fresh session asks a few connected peers (about 1.5 expected holders by
 //!   the session's hit rate), and each round that finds nobody doubles that number.
