@@ -359,9 +359,9 @@ fn table(rows: &[(Scenario, RunResult)], hash: &str, wall: Duration) -> String {
          pair; none with no limit), then delivered after the link's one-way latency, and, where \
          the fetcher has a downlink, after crossing it (shared equally by the senders); sizes \
          are framed protobuf lengths; a connection open from the start comes with its round \
-         trip, as a ping would have measured it (seeds that join later have none). Lower bound: steps of the fetch pattern x (shortest RTT + \
-         blockstore read) + all bytes / inbound bandwidth (sum of inbound links, or the \
-         downlink if smaller)."
+         trip, as a ping would have measured it (seeds that join later have none). Lower \
+         bound: steps of the fetch pattern x (shortest RTT + blockstore read) + all bytes / \
+         inbound bandwidth (sum of inbound links, or the downlink if smaller)."
     );
     let _ = writeln!(
         out,
