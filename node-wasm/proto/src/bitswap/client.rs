@@ -679,6 +679,33 @@ mod tests {
         asked_by(c).3
     }
 
+    /// The want-block peer of a fresh session's first want, after peer 3 was pinged at 5 ms and
+    /// then at 200 ms `slow` times, and the others always at 40 ms.
+    fn first_want_block_peer_after_slow_pings(seed: u64, slow: usize) -> u8 {
+        let mut c = client_with(5, Config::new(ClientMode::Sessions).with_rng_seed(seed));
+        for round in 0..=slow {
+            for p in 0..5 {
+                let rtt = match (p, round) {
+                    (3, 0) => 5 * MS,
+                    (3, _) => 200 * MS,
+                    _ => 40 * MS,
+                };
+                c.peer_round_trip(p, rtt);
+            }
+        }
+        asked_by(c).3
+    }
+
+    #[test]
+    fn one_slow_ping_keeps_the_nearest_peer_first_and_a_lasting_change_moves_it() {
+        assert!((0..20).all(|seed| first_want_block_peer_after_slow_pings(seed, 1) == 3));
+        assert!((0..20).all(|seed| first_want_block_peer_after_slow_pings(seed, 3) == 3));
+        assert!(
+            (0..20).all(|seed| first_want_block_peer_after_slow_pings(seed, 4) != 3),
+            "four slow pings in a row: the path is slower now"
+        );
+    }
+
     #[test]
     fn a_fresh_session_sends_its_want_block_to_the_peer_with_the_shortest_ping() {
         assert!((0..20).all(|seed| first_want_block_peer(seed, true) == 3));

@@ -2,7 +2,7 @@
 //! want queue, and the round-trip and service-time estimates that the client's timeouts and the
 //! sessions' peer choice both read. Kept apart from both so that neither imports the other.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::time::Duration;
 
 use cid::Cid;
@@ -35,6 +35,34 @@ impl Rtt {
                 self.srtt = Some(0.875 * s + 0.125 * r);
             }
         }
+    }
+}
+
+/// Pings remembered per peer: the node pings each connection every 2 s, so about the last
+/// eight seconds of one connection.
+const PING_MEMORY: usize = 4;
+
+/// The smallest of the peer's last [`PING_MEMORY`] pings. A ping shares the connection with
+/// whatever else it carries, so one sent behind a burst of blocks (to us or to anyone) or
+/// answered after a pause of the remote's thread reads long; the smallest recent one is the
+/// path's own round trip. A path that became slower for good (a direct connection that fell
+/// back to a relay) shows after [`PING_MEMORY`] pings. With several connections to the peer,
+/// their pings mix here, and the nearest path ranks it.
+#[derive(Debug, Default)]
+struct RecentPings {
+    last: VecDeque<f64>,
+}
+
+impl RecentPings {
+    fn push(&mut self, rtt: f64) {
+        if self.last.len() == PING_MEMORY {
+            self.last.pop_front();
+        }
+        self.last.push_back(rtt);
+    }
+
+    fn min(&self) -> Option<f64> {
+        self.last.iter().copied().reduce(f64::min)
     }
 }
 
@@ -121,9 +149,9 @@ pub(super) struct PeerState {
     first_queued: Option<Instant>,
     last_queued: Option<Instant>,
     rtt: Rtt,
-    /// The connection's own round trip (libp2p's ping): ranks the peer until its answers
+    /// The connection's own round trips (libp2p's ping): rank the peer until its answers
     /// measured one.
-    ping: Option<f64>,
+    pings: RecentPings,
     pub(super) last_heard: Option<Instant>,
     /// Last time bytes of a message not complete yet arrived.
     pub(super) last_progress: Option<Instant>,
@@ -148,7 +176,7 @@ impl PeerState {
             first_queued: None,
             last_queued: None,
             rtt: Rtt::default(),
-            ping: None,
+            pings: RecentPings::default(),
             last_heard: None,
             last_progress: None,
             service: None,
@@ -194,7 +222,7 @@ impl PeerState {
 
     /// The round trip its answers measured, else its connection's ping, else the typical one.
     fn round_trip(&self, typical: Typical) -> f64 {
-        self.rtt.srtt.or(self.ping).unwrap_or(typical.rtt)
+        self.rtt.srtt.or(self.pings.min()).unwrap_or(typical.rtt)
     }
 
     /// The peer's service time, else the typical one; before any was measured, a round trip:
@@ -212,7 +240,7 @@ impl PeerState {
     /// before it: the smallest round trip (the queue is counted apart, so a round trip sampled
     /// behind a queue would count it twice) plus `ahead` blocks at the peer's service time.
     pub(super) fn delay_behind(&self, typical: Typical, ahead: usize) -> f64 {
-        let rtt = self.rtt.min.or(self.ping).unwrap_or(typical.rtt);
+        let rtt = self.rtt.min.or(self.pings.min()).unwrap_or(typical.rtt);
         rtt + ahead as f64 * self.service_or(typical, rtt)
     }
 
@@ -252,7 +280,7 @@ impl PeerState {
     /// answers' round trip until there is one, and is not mixed into it: a ping is not queued
     /// behind blocks, so it would make a busy peer look near.
     pub(super) fn ping(&mut self, rtt: Duration) {
-        self.ping = Some(rtt.as_secs_f64());
+        self.pings.push(rtt.as_secs_f64());
     }
 
     /// An answer for `cid` arrived: its round trip lowers the smallest one seen, before the
