@@ -21,6 +21,13 @@ async function sharedAndFetched({ page, relay, openPage }, transport) {
     expect(await done.textContent(), 'outcome').toMatch(new RegExp(`fetched and verified ${cid}: 0.67 MiB`));
     const via = await other.page.getByTestId('peer-link').getAttribute('data-via');
     expect(via, 'how the fetching page reaches the sharing one').toBe('relayed (circuit)');
+    // The node pings each peer as the connection opens, then every 2 s; the row shows the latest.
+    const rtt = other.page.getByTestId('peer-rtt');
+    await rtt.waitFor({ timeout: 10_000 });
+    const rttMs = Number(await rtt.getAttribute('data-ms'));
+    expect(rttMs, 'ping to the sharing page, ms').toBeAtLeast(0.1);
+    expect(rttMs, 'ping to the sharing page, ms').toBeAtMost(5_000);
+    expect(await rtt.textContent(), 'the row says it').toMatch(/^, ping \d+\.\d ms$/);
     await screenshot(other.page, `fetch-browser-to-browser-${transport}`);
     if (other.errors.length) throw new Error(`errors in the fetching tab:\n  ${other.errors.join('\n  ')}`);
   } finally {

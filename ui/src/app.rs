@@ -43,6 +43,10 @@ fn or_dash(v: Option<String>) -> String {
     v.unwrap_or_else(|| "—".into())
 }
 
+fn ms(d: std::time::Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
 #[component]
 fn ConnectionPanel(conn: Connection, probe: LinkProbe) -> impl IntoView {
     let status_text = move || match conn.status.get() {
@@ -93,7 +97,7 @@ fn ConnectionPanel(conn: Connection, probe: LinkProbe) -> impl IntoView {
                 <dd data-testid="transport">{move || or_dash(conn.transport.get().map(String::from))}</dd>
                 <dt>"Ping RTT"</dt>
                 <dd data-testid="rtt">
-                    {move || or_dash(conn.rtt.get().map(|d| format!("{:.1} ms", d.as_secs_f64() * 1e3)))}
+                    {move || or_dash(conn.rtt.get().map(|d| format!("{:.1} ms", ms(d))))}
                 </dd>
                 <dt>"Reachable"</dt>
                 <dd data-testid="reachable">
@@ -175,6 +179,9 @@ fn LinkNote(peer: PeerId, conn: Connection) -> impl IntoView {
         link().map(|link| view! {
             <span class="muted" data-testid="peer-link" data-via=link.via>{format!(" {}", link.via)}</span>
             {link.not_direct.map(|why| view! { <span class="muted" data-testid="peer-not-direct">{format!(": {why}")}</span> })}
+            {link.rtt.map(|rtt| view! {
+                <span class="muted" data-testid="peer-rtt" data-ms=format!("{:.1}", ms(rtt))>{format!(", ping {:.1} ms", ms(rtt))}</span>
+            })}
         })
     }
 }

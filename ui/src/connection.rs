@@ -84,11 +84,13 @@ impl Connection {
 }
 
 /// How the page reaches a peer: "direct (WebRTC)", "relayed (circuit)" or the relay's own
-/// transport, and, when a direct connection was tried and failed, why.
+/// transport; when a direct connection was tried and failed, why; and the latest ping's round
+/// trip, which Bitswap ranks the peer by until its answers measure one.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PeerLink {
     pub via: &'static str,
     pub not_direct: Option<String>,
+    pub rtt: Option<Duration>,
 }
 
 /// A connected peer that is not in the room.
@@ -165,7 +167,7 @@ async fn run(conn: Connection, observers: Observers) -> Result<(), String> {
                 }
                 // For the benchmark's dial_to_first_byte_ms: when each kind of link came up.
                 timing::mark(&format!("peer-connected:{}", transport.label()));
-                let link = PeerLink { via: transport.label(), not_direct: None };
+                let link = PeerLink { via: transport.label(), not_direct: None, rtt: None };
                 conn.links.update(|all| drop(all.insert(peer, link)));
             }
             NodeEvent::Bitswap { peer, version } => {
@@ -207,6 +209,11 @@ fn on_event(conn: Connection, relay: PeerId, event: NodeEvent) {
             let t = conn.started.elapsed().as_secs_f64();
             conn.rtt_history.update(|s| s.points.push((t, rtt.as_secs_f64() * 1e3)));
         }
+        NodeEvent::Ping { peer, rtt } => conn.links.update(|all| {
+            if let Some(link) = all.get_mut(&peer) {
+                link.rtt = Some(rtt);
+            }
+        }),
         NodeEvent::Identified { peer, agent, kind } if peer != relay => {
             let in_room = conn.members.with_untracked(|all| all.iter().any(|m| m.peer == peer));
             if !in_room {
