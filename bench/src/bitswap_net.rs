@@ -132,8 +132,9 @@ fn node(config: Config) -> Node {
 }
 
 /// A seed holding `blocks`, driven by its own task once they are stored.
-async fn seed(blocks: &[(Cid, Bytes)]) -> (Multiaddr, tokio::task::JoinHandle<()>) {
+async fn seed(blocks: &[(Cid, Bytes)]) -> (PeerId, Multiaddr, tokio::task::JoinHandle<()>) {
     let mut node = node(Config::default());
+    let peer = *node.local_peer_id();
     let addr = listen_loopback(&mut node).await.expect("listen");
     for (cid, data) in blocks {
         let block = Block::verified(*cid, data.clone()).expect("valid block");
@@ -147,13 +148,15 @@ async fn seed(blocks: &[(Cid, Bytes)]) -> (Multiaddr, tokio::task::JoinHandle<()
             added += 1;
         }
     }
-    (addr, tokio::spawn(async move { node.for_each(|_| async {}).await }))
+    (peer, addr, tokio::spawn(async move { node.for_each(|_| async {}).await }))
 }
 
 struct Outcome {
     time: Duration,
     arrivals: Vec<Duration>,
     duplicates: u64,
+    /// Blocks received from each seed, duplicates included, in the layout's order.
+    per_seed: Vec<u64>,
     msgs_received: u64,
     bytes_received: u64,
 }
@@ -207,6 +210,7 @@ async fn connect(fetcher: &mut Node, seeds: usize, client: Client) {
 async fn fetch(client: Client, layout: &Layout, blocks: &[(Cid, Bytes)]) -> Outcome {
     let mut tasks = Vec::new();
     let mut proxies = Vec::new();
+    let mut seeds = Vec::new();
     let mut fetcher = node(client.config());
     let holders = layout.holders(blocks.len());
     for (s, delay) in layout.delays.iter().enumerate() {
@@ -214,7 +218,8 @@ async fn fetch(client: Client, layout: &Layout, blocks: &[(Cid, Bytes)]) -> Outc
             .filter(|(_, h)| h.contains(&s))
             .map(|(b, _)| b.clone())
             .collect();
-        let (mut addr, task) = seed(&own).await;
+        let (peer, mut addr, task) = seed(&own).await;
+        seeds.push(peer);
         tasks.push(task);
         if !delay.is_zero() {
             let target = socket_addr(&addr).expect("a TCP listen address");
@@ -247,11 +252,13 @@ async fn fetch(client: Client, layout: &Layout, blocks: &[(Cid, Bytes)]) -> Outc
     for task in tasks {
         task.abort();
     }
-    let c = fetcher.behaviour().bitswap.stats().counters;
+    let bitswap = &fetcher.behaviour().bitswap;
+    let c = bitswap.stats().counters;
     Outcome {
         time,
         arrivals,
         duplicates: c.duplicate_blocks,
+        per_seed: seeds.iter().map(|p| bitswap.peer_stats(*p).blocks_received).collect(),
         msgs_received: c.msgs_received,
         bytes_received: c.bytes_received,
     }
@@ -277,7 +284,8 @@ pub fn run(args: Args) -> Result<(), String> {
         "{} blocks x {} B where every seed holds every block, {} x {} B where each is on one \
          seed behind a proxy adding {} ms each way, the same where every seed holds every block \
          behind proxies adding {}/{}/{} ms; time_ms is the median of {} runs (min-max beside it), the \
-         other columns are from the median run; x_sessions is time_ms over the sessions row of \
+         other columns are from the median run (per_seed: blocks received from each seed, \
+         duplicates included, nearest first where the delays differ); x_sessions is time_ms over the sessions row of \
          the same layout and seeds; sim_ms is the deterministic simulator's time for the same \
          layout and delay (no bandwidth limit), and sim_x_sessions its ratio",
         args.blocks,
@@ -369,6 +377,7 @@ async fn variant(
         "mb_per_s": total_mb / (median / 1000.0),
         "dups": o.duplicates,
         "dup_pct": 100.0 * o.duplicates as f64 / received as f64,
+        "per_seed": o.per_seed.iter().map(u64::to_string).collect::<Vec<_>>().join("/"),
         "msgs_in": o.msgs_received,
         "mb_in": o.bytes_received as f64 / 1e6,
         "p50_ms": ms(percentile(&arrivals, 0.5)),
