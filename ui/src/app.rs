@@ -179,8 +179,9 @@ fn LinkNote(peer: PeerId, conn: Connection) -> impl IntoView {
         link().map(|link| view! {
             <span class="muted" data-testid="peer-link" data-via=link.via>{format!(" {}", link.via)}</span>
             {link.not_direct.map(|why| view! { <span class="muted" data-testid="peer-not-direct">{format!(": {why}")}</span> })}
-            {link.rtt.map(|rtt| view! {
-                <span class="muted" data-testid="peer-rtt" data-ms=format!("{:.1}", ms(rtt))>{format!(", ping {:.1} ms", ms(rtt))}</span>
+            {link.rtt.map(|rtt| {
+                let rtt = format!("{:.1}", ms(rtt));
+                view! { <span class="muted" data-testid="peer-rtt" data-ms=rtt.clone()>{format!(", ping {rtt} ms")}</span> }
             })}
         })
     }

@@ -277,8 +277,8 @@ impl PeerState {
     }
 
     /// The connection measured a round trip to the peer (libp2p's ping). It stands in for the
-    /// answers' round trip until there is one, and is not mixed into it: a ping is not queued
-    /// behind blocks, so it would make a busy peer look near.
+    /// answers' round trip until there is one, and is not mixed into it: a ping does not wait
+    /// behind the blocks the peer has queued for us, so it would make a busy peer look near.
     pub(super) fn ping(&mut self, rtt: Duration) {
         self.pings.push(rtt.as_secs_f64());
     }
